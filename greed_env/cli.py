@@ -1,0 +1,56 @@
+"""The ``greed`` command line.
+
+Sub-commands live in ``greed_env.commands.*`` modules; each module exposes
+``register(subparsers)`` and imports its heavy dependencies lazily, so ``greed --help``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMAND_MODULES = (
+    "greed_env.commands.rules_cmd",
+    "greed_env.commands.play_cmd",
+    "greed_env.commands.solve_cmd",
+    "greed_env.commands.train_cmd",
+    "greed_env.commands.bots_cmd",
+    "greed_env.commands.demo_cmd",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="greed",
+        description="greed_env: rules, environments, exact solver and bots for the 10,000 dice games.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # sub-command not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

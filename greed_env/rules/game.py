@@ -1,0 +1,708 @@
+"""The whole game as pure functions over an immutable state.
+
+Decisions and chance alternate explicitly:
+
+* decision nodes: :func:`legal_moves` lists every move once; :func:`apply` plays one (and
+  refuses an illegal one with :class:`IllegalMove`, leaving the state untouched);
+* chance nodes: :func:`chance_outcomes` lists the distinct rolls with exact probabilities,
+  :func:`apply_roll` applies one, :func:`sample_roll` draws one from a generator passed in.
+
+Turn flow: a turn starts with a roll of every die (or, under Farkle's piggyback variation, a
+choice to take over the previous player's turn). After each roll the player keeps scoring dice
+(phase ``KEEP``), then banks or rolls on (phase ``CONTINUE``). A roll with no legal keep is a
+bust. When every die has been kept, hot dice (an and-roll) give a full fresh set.
+
+>>> import numpy as np
+>>> from greed_env.rules import preset, new_game, legal_moves, apply, apply_roll
+>>> r = preset("ten_thousand")
+>>> s = new_game(r, 2, first_player=0)
+>>> s = apply_roll(r, s, (1, 1, 1, 2, 3, 5))
+>>> [str(m) for m in legal_moves(r, s)][:3]
+['keep:5', 'keep:1', 'keep:1,5']
+>>> s = apply(r, s, Move("keep", (1, 1, 1, 5)))
+>>> s.turn_total, s.dice, [str(m) for m in legal_moves(r, s)]
+(1050, 2, ['bank', 'roll'])
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from functools import lru_cache
+from math import factorial
+from typing import Any, NamedTuple, Protocol
+
+from greed_env.rules.config import Rules
+from greed_env.rules.scoring import (
+    EMPTY_CARRY,
+    Carry,
+    IllegalKeep,
+    KeepOption,
+    best_keep_score,
+    counts_of,
+    has_scoring_keep,
+    keep_options,
+    read_keep,
+)
+
+__all__ = [
+    "BANK",
+    "BUST",
+    "FRESH",
+    "PIGGYBACK",
+    "REFUSE",
+    "REROLL_ALL",
+    "ROLL",
+    "ROLL_FIRST",
+    "ROLL_FOR_NOTHING",
+    "ROLL_LAST",
+    "SPLIT",
+    "IllegalMove",
+    "Move",
+    "Phase",
+    "State",
+    "apply",
+    "apply_roll",
+    "chance_outcomes",
+    "current_keep_options",
+    "is_chance",
+    "is_over",
+    "legal_moves",
+    "new_game",
+    "parse_move",
+    "returns",
+    "sample_roll",
+]
+
+
+class Phase(IntEnum):
+    """Where the game stands. ORDER_ROLL and ROLL are chance nodes; OVER is terminal."""
+
+    ORDER_ROLL = 0  # chance: the next contender rolls one die to decide who starts
+    START = 1  # decision: take over the previous player's turn (piggyback) or start fresh
+    ROLL = 2  # chance: the dice in hand are thrown
+    KEEP = 3  # decision: which dice to keep (or reroll all, or bust on purpose)
+    CONTINUE = 4  # decision: bank, roll on, or roll for nothing
+    SPLIT = 5  # decision: a tied finisher agrees to split the pot or refuses
+    ORDER_CHOICE = 6  # decision: the first finisher rolls first or last in the roll-off
+    OVER = 7  # terminal
+
+
+class IllegalMove(ValueError):
+    """A move the rules refuse. ``rule`` names the rule; the state is left as it was."""
+
+    def __init__(self, message: str, rule: str = "illegal-move") -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class Move(NamedTuple):
+    """A player's choice. ``kind`` is one of the MOVE_KINDS; keeps carry the tap order."""
+
+    kind: str
+    taps: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        if self.kind == "keep":
+            return "keep:" + ",".join(map(str, self.taps))
+        return self.kind
+
+
+MOVE_KINDS = (
+    "keep",
+    "bank",
+    "roll",
+    "reroll_all",
+    "bust",
+    "roll_for_nothing",
+    "piggyback",
+    "fresh",
+    "split",
+    "refuse",
+    "roll_first",
+    "roll_last",
+)
+BANK = Move("bank")
+ROLL = Move("roll")
+REROLL_ALL = Move("reroll_all")
+BUST = Move("bust")
+ROLL_FOR_NOTHING = Move("roll_for_nothing")
+PIGGYBACK = Move("piggyback")
+FRESH = Move("fresh")
+SPLIT = Move("split")
+REFUSE = Move("refuse")
+ROLL_FIRST = Move("roll_first")
+ROLL_LAST = Move("roll_last")
+
+
+def parse_move(text: str) -> Move:
+    """Inverse of ``str(move)``: 'bank', 'keep:1,5,5', also 'keep 1 5 5' or '155'."""
+    t = text.strip().lower()
+    if t in MOVE_KINDS and t != "keep":
+        return Move(t)
+    body = t[4:] if t.startswith("keep") else t
+    body = body.lstrip(": ")
+    digits = [c for c in body if c.isdigit()]
+    seps = set(body) - set("0123456789, ")
+    if not digits or seps:
+        raise IllegalMove(
+            f"cannot read move {text!r}: expected a keep such as 'keep:1,5' or one of "
+            + ", ".join(k for k in MOVE_KINDS if k != "keep"),
+            rule="syntax",
+        )
+    return Move("keep", tuple(int(c) for c in digits))
+
+
+class State(NamedTuple):
+    """Immutable, hashable game position (the rules are passed beside it)."""
+
+    phase: int
+    player: int
+    scores: tuple[int, ...]
+    entered: tuple[bool, ...]
+    streaks: tuple[int, ...]
+    turns: tuple[int, ...]
+    turn_total: int = 0
+    dice: int = 0
+    roll: tuple[int, ...] = ()
+    carry: Carry = EMPTY_CARRY
+    fresh: bool = True
+    bar: int = -1
+    entry_met: bool = False
+    for_nothing: bool = False
+    rounds: int = 0
+    piggy: tuple[int, int] | None = None
+    contenders: tuple[int, ...] = ()
+    order_rolls: tuple[int, ...] = ()
+    final_left: tuple[int, ...] = ()
+    endgame: bool = False
+    finishers: tuple[int, ...] = ()
+    votes: int = 0
+    rolloff: tuple[int, ...] = ()
+    rolloff_scores: tuple[int, ...] = ()
+    rolloff_round: int = 0
+    winners: tuple[int, ...] = ()
+    shares: tuple[float, ...] = ()
+    event: str = ""
+
+    @property
+    def num_players(self) -> int:
+        return len(self.scores)
+
+    @property
+    def in_rolloff(self) -> bool:
+        return bool(self.rolloff) and self.phase != Phase.OVER
+
+
+# ------------------------------------------------------------------------------------------
+# set-up
+
+
+def new_game(rules: Rules, num_players: int, first_player: int | None = None) -> State:
+    """A new game. With ``first_player`` None and rules.first_player == 'roll', the game opens
+    with the who-starts roll (chance nodes); otherwise the given seat (or seat 0) starts."""
+    if not isinstance(num_players, int) or not rules.min_players <= num_players <= rules.max_players:
+        raise IllegalMove(
+            f"{rules.name} is played by {rules.min_players}..{rules.max_players} players, "
+            f"got {num_players!r}",
+            rule="players",
+        )
+    n = num_players
+    base = State(
+        phase=Phase.ORDER_ROLL,
+        player=0,
+        scores=(0,) * n,
+        entered=(rules.entry_threshold == 0,) * n,
+        streaks=(0,) * n,
+        turns=(0,) * n,
+    )
+    if first_player is not None:
+        if not 0 <= first_player < n:
+            raise IllegalMove(f"first_player must be a seat 0..{n - 1}", rule="players")
+        return _begin_turn(rules, base, first_player)
+    if rules.first_player == "seat0" or n == 1:
+        return _begin_turn(rules, base, 0)
+    return base._replace(contenders=tuple(range(n)), player=0, event="who starts: roll one die each")
+
+
+# ------------------------------------------------------------------------------------------
+# queries
+
+
+def is_chance(state: State) -> bool:
+    return state.phase in (Phase.ORDER_ROLL, Phase.ROLL)
+
+
+def is_over(state: State) -> bool:
+    return state.phase == Phase.OVER
+
+
+def current_keep_options(rules: Rules, state: State) -> tuple[KeepOption, ...]:
+    """Legal keeps of the roll showing (empty outside the KEEP phase)."""
+    if state.phase != Phase.KEEP:
+        return ()
+    opts = keep_options(rules, state.roll, state.carry, state.fresh)
+    if state.bar >= 0:
+        opts = tuple(o for o in opts if o.score > state.bar)
+    return opts
+
+
+def _needs_entry(rules: Rules, s: State, p: int) -> bool:
+    if s.entered[p] or rules.entry_threshold <= 0:
+        return False
+    return rules.entry_until_made or s.turns[p] <= 1
+
+
+def can_bank(rules: Rules, s: State) -> bool:
+    """Whether banking is legal in this CONTINUE position."""
+    if s.phase != Phase.CONTINUE or s.in_rolloff or s.turn_total <= 0 or s.bar >= 0:
+        return False
+    p = s.player
+    if s.turn_total < rules.min_bank:
+        return False
+    if _needs_entry(rules, s, p):
+        if rules.entry_scope == "turn" and s.turn_total < rules.entry_threshold:
+            return False
+        if rules.entry_scope == "roll" and not s.entry_met:
+            return False
+    return not (rules.exact_target and s.scores[p] + s.turn_total >= rules.target)
+
+
+def legal_moves(rules: Rules, state: State) -> list[Move]:
+    """Every legal move of a decision node, each once (empty at chance and terminal nodes).
+
+    Keeps come first, in the order of :func:`current_keep_options`, with canonical tap orders.
+    """
+    ph = state.phase
+    if ph == Phase.KEEP:
+        moves = [Move("keep", o.taps) for o in current_keep_options(rules, state)]
+        if rules.reroll_all and not state.in_rolloff:
+            moves.append(REROLL_ALL)
+        if rules.voluntary_bust and not state.in_rolloff:
+            moves.append(BUST)
+        return moves
+    if ph == Phase.CONTINUE:
+        if state.in_rolloff:
+            return [ROLL]
+        if rules.exact_target and state.scores[state.player] + state.turn_total == rules.target:
+            return [ROLL_FOR_NOTHING]
+        moves = []
+        if can_bank(rules, state):
+            moves.append(BANK)
+        if state.dice > 0:
+            moves.append(ROLL)
+        return moves
+    if ph == Phase.START:
+        return [PIGGYBACK, FRESH]
+    if ph == Phase.SPLIT:
+        return [SPLIT, REFUSE]
+    if ph == Phase.ORDER_CHOICE:
+        return [ROLL_FIRST, ROLL_LAST]
+    return []
+
+
+@lru_cache(maxsize=16)
+def _roll_distribution(k: int) -> tuple[tuple[tuple[int, ...], float], ...]:
+    from itertools import combinations_with_replacement
+
+    out = []
+    total = 6**k
+    for roll in combinations_with_replacement(range(1, 7), k):
+        c = counts_of(roll)
+        ways = factorial(k)
+        for x in c:
+            ways //= factorial(x)
+        out.append((roll, ways / total))
+    return tuple(out)
+
+
+def chance_outcomes(rules: Rules, state: State) -> tuple[tuple[tuple[int, ...], float], ...]:
+    """Distinct outcomes of the chance node with exact probabilities (sum to 1).
+
+    A roll is the sorted tuple of faces; the who-starts roll is one die, ``(face,)``.
+    """
+    if state.phase == Phase.ORDER_ROLL:
+        return _roll_distribution(1)
+    if state.phase == Phase.ROLL:
+        return _roll_distribution(state.dice)
+    return ()
+
+
+class _Generator(Protocol):
+    def integers(self, low: int, high: int, size: int) -> Any: ...
+
+
+def sample_roll(rules: Rules, state: State, rng: Any) -> tuple[int, ...]:
+    """Draw the chance node's outcome from ``rng`` (numpy Generator or random.Random)."""
+    k = 1 if state.phase == Phase.ORDER_ROLL else state.dice
+    if state.phase not in (Phase.ORDER_ROLL, Phase.ROLL):
+        raise IllegalMove("not a chance node: no dice are waiting to be rolled", rule="not-chance")
+    if hasattr(rng, "integers"):
+        faces = rng.integers(1, 7, size=k).tolist()
+    else:
+        faces = [rng.randint(1, 6) for _ in range(k)]
+    return tuple(sorted(faces))
+
+
+# ------------------------------------------------------------------------------------------
+# transitions
+
+
+def apply(rules: Rules, state: State, move: Move) -> State:
+    """Play one decision. Raises :class:`IllegalMove` (naming the rule) and leaves ``state``
+    untouched if the move is not legal here."""
+    ph = state.phase
+    if ph in (Phase.ORDER_ROLL, Phase.ROLL):
+        raise IllegalMove("the dice must be rolled first (chance node)", rule="chance-node")
+    if ph == Phase.OVER:
+        raise IllegalMove("the game is over", rule="game-over")
+    if not isinstance(move, Move):
+        move = parse_move(str(move))
+    kind = move.kind
+    if ph == Phase.KEEP:
+        if kind == "keep":
+            return _apply_keep(rules, state, move.taps)
+        if kind == "reroll_all" and rules.reroll_all and not state.in_rolloff:
+            bar = state.turn_total + best_keep_score(rules, state.roll, state.carry, state.fresh)
+            return state._replace(
+                phase=Phase.ROLL,
+                turn_total=0,
+                dice=rules.num_dice,
+                roll=(),
+                carry=EMPTY_CARRY,
+                fresh=True,
+                bar=bar if rules.reroll_all_must_beat else -1,
+                event=f"rerolls all {rules.num_dice} dice, giving up {bar}",
+            )
+        if kind == "bust" and rules.voluntary_bust and not state.in_rolloff:
+            return _end_turn(rules, state, "busts on purpose", bust=True)
+        raise IllegalMove(_not_now(kind, "choose which dice to keep"), rule="phase")
+    if ph == Phase.CONTINUE:
+        legal = legal_moves(rules, state)
+        if move in legal:
+            if kind == "bank":
+                return _bank(rules, state)
+            if kind == "roll":
+                return state._replace(phase=Phase.ROLL, roll=(), event="rolls on")
+            return state._replace(
+                phase=Phase.ROLL, roll=(), for_nothing=True, event="rolls for nothing"
+            )
+        raise IllegalMove(_continue_refusal(rules, state, kind), rule=_continue_rule(rules, state, kind))
+    if ph == Phase.START:
+        if kind == "piggyback" and state.piggy is not None:
+            total, dice = state.piggy
+            return state._replace(
+                phase=Phase.ROLL,
+                turn_total=total,
+                dice=dice,
+                fresh=dice == rules.num_dice,
+                piggy=None,
+                event=f"piggybacks on {total} with {dice} dice",
+            )
+        if kind == "fresh":
+            return state._replace(phase=Phase.ROLL, piggy=None, event="starts fresh")
+        raise IllegalMove(_not_now(kind, "piggyback or start fresh"), rule="phase")
+    if ph == Phase.SPLIT:
+        if kind == "split":
+            votes = state.votes + 1
+            if votes == len(state.finishers):
+                return _finish(state, state.finishers, "the finishers split the pot")
+            return state._replace(votes=votes, player=state.finishers[votes], event="agrees to split")
+        if kind == "refuse":
+            return state._replace(
+                phase=Phase.ORDER_CHOICE,
+                player=state.finishers[0],
+                event="refuses to split: roll-off",
+            )
+        raise IllegalMove(_not_now(kind, "split the pot or refuse"), rule="phase")
+    if ph == Phase.ORDER_CHOICE:
+        if kind in ("roll_first", "roll_last"):
+            first, others = state.finishers[0], state.finishers[1:]
+            order = (first, *others) if kind == "roll_first" else (*others, first)
+            s = state._replace(rolloff=order, rolloff_scores=(), rolloff_round=1)
+            return _begin_turn(rules, s, order[0], event=f"roll-off order {order}")
+        raise IllegalMove(_not_now(kind, "roll first or last"), rule="phase")
+    raise IllegalMove(f"no moves in phase {Phase(ph).name}", rule="phase")
+
+
+def _not_now(kind: str, expected: str) -> str:
+    return f"move {kind!r} is not legal now: the player must {expected}"
+
+
+def _continue_rule(rules: Rules, s: State, kind: str) -> str:
+    if kind == "bank":
+        return "cannot-bank"
+    if kind == "roll":
+        return "no-dice" if s.dice == 0 else "must-roll-for-nothing"
+    return "phase"
+
+
+def _continue_refusal(rules: Rules, s: State, kind: str) -> str:
+    p = s.player
+    if kind == "bank":
+        if s.in_rolloff:
+            return "no banking in a roll-off: roll until you bust"
+        if rules.exact_target and s.scores[p] + s.turn_total >= rules.target:
+            return f"at exactly {rules.target} you cannot bank: you must roll for nothing"
+        if s.bar >= 0:
+            return "after rerolling all the dice, a keep must first beat the points given up"
+        if s.turn_total < rules.min_bank:
+            return f"a turn must reach {rules.min_bank} points to bank (turn total {s.turn_total})"
+        if _needs_entry(rules, s, p):
+            return (
+                f"not on the board yet: {rules.entry_threshold} points in one "
+                f"{rules.entry_scope} are needed to come in (turn total {s.turn_total})"
+            )
+        return "nothing to bank"
+    if kind == "roll":
+        if rules.exact_target and s.scores[p] + s.turn_total == rules.target:
+            return f"at exactly {rules.target} the only move is to roll for nothing"
+        return "no dice left to roll (hot dice are off): bank"
+    if kind == "roll_for_nothing":
+        return f"rolling for nothing is only for a total of exactly {rules.target}"
+    return _not_now(kind, "bank or roll on")
+
+
+def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
+    need = counts_of(taps) if taps else (0,) * 6
+    have = counts_of(s.roll)
+    if any(n > h for n, h in zip(need, have, strict=True)):
+        raise IllegalMove(
+            f"kept dice {','.join(map(str, taps))} are not all showing (roll "
+            f"{','.join(map(str, s.roll))})",
+            rule="not-showing",
+        )
+    fresh = s.fresh and len(s.roll) == rules.num_dice
+    try:
+        res = read_keep(rules, taps, s.carry, fresh)
+    except IllegalKeep as exc:
+        raise IllegalMove(str(exc), rule=exc.rule) from None
+    if s.bar >= 0 and res.score <= s.bar:
+        raise IllegalMove(
+            f"after rerolling all the dice the keep must score more than {s.bar} (this keep: "
+            f"{res.score})",
+            rule="must-beat",
+        )
+    p = s.player
+    total = s.turn_total + res.score
+    shown = ",".join(map(str, taps))
+    if res.wins:
+        s2 = s._replace(turn_total=total, event=f"keeps {shown}: six of a kind wins the game")
+        return _finish(s2, (p,), f"player {p} rolled six of a kind")
+    dice = s.dice - len(taps)
+    carry = res.carry
+    new_fresh = False
+    if dice == 0 and rules.hot_dice:
+        dice = rules.num_dice
+        new_fresh = True
+        if not rules.trippn:
+            carry = EMPTY_CARRY
+    entry_met = s.entry_met or res.score >= rules.entry_threshold
+    s2 = s._replace(
+        phase=Phase.CONTINUE,
+        turn_total=total,
+        dice=dice,
+        roll=(),
+        carry=carry,
+        fresh=new_fresh,
+        bar=-1,
+        entry_met=entry_met,
+        event=f"keeps {shown} for {res.score}",
+    )
+    if s2.in_rolloff:
+        if rules.trippn and all(carry.sets[f - 1] for f in (2, 3, 4, 6)):
+            return _finish(
+                s2._replace(event=f"keeps {shown}: sets of 2s, 3s, 4s and 6s working, locked in"),
+                (p,),
+                f"player {p} is locked in and wins the roll-off",
+            )
+        return s2
+    if rules.exact_target and s.scores[p] + total > rules.target:
+        return _end_turn(rules, s2, f"goes over {rules.target}: turn lost", bust=True)
+    if not legal_moves(rules, s2):
+        return _end_turn(rules, s2, "no dice left and cannot bank: turn scores 0", bust=False)
+    return s2
+
+
+def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) -> State:
+    """Apply a chance outcome (any order of faces; it is sorted)."""
+    roll = tuple(sorted(roll))
+    if state.phase == Phase.ORDER_ROLL:
+        if len(roll) != 1 or roll[0] not in range(1, 7):
+            raise IllegalMove("the who-starts roll is one die 1..6", rule="roll")
+        rolls = (*state.order_rolls, roll[0])
+        contenders = state.contenders
+        if len(rolls) < len(contenders):
+            return state._replace(order_rolls=rolls, player=contenders[len(rolls)], event=f"rolls {roll[0]}")
+        top = max(rolls)
+        tied = tuple(c for c, r in zip(contenders, rolls, strict=True) if r == top)
+        if len(tied) == 1:
+            s = state._replace(contenders=(), order_rolls=())
+            return _begin_turn(rules, s, tied[0], event=f"rolls {roll[0]}; player {tied[0]} starts")
+        return state._replace(
+            contenders=tied, order_rolls=(), player=tied[0], event=f"tie at {top}: roll again"
+        )
+    if state.phase != Phase.ROLL:
+        raise IllegalMove("not a chance node: no dice are waiting to be rolled", rule="not-chance")
+    if len(roll) != state.dice or any(f not in range(1, 7) for f in roll):
+        raise IllegalMove(f"expected {state.dice} dice showing 1..6, got {roll}", rule="roll")
+    shown = ",".join(map(str, roll))
+    if state.for_nothing:
+        s = state._replace(roll=roll, for_nothing=False)
+        if has_scoring_keep(rules, roll, state.carry):
+            return _end_turn(rules, s, f"rolls {shown} for nothing, but it scores: turn lost", bust=True)
+        return _go_out(rules, s, f"rolls {shown} for nothing: goes out")
+    s = state._replace(phase=Phase.KEEP, roll=roll, event=f"rolls {shown}")
+    if current_keep_options(rules, s):
+        return s
+    if state.bar >= 0 and keep_options(rules, roll, state.carry, state.fresh):
+        return _end_turn(rules, s, f"rolls {shown}: does not beat {state.bar}, turn scores 0", bust=True)
+    return _end_turn(rules, s, f"rolls {shown}: bust", bust=True)
+
+
+def _begin_turn(rules: Rules, s: State, p: int, event: str = "") -> State:
+    turns = s.turns
+    if not s.rolloff:
+        turns = tuple(t + 1 if i == p else t for i, t in enumerate(turns))
+    offer = s.piggy if (rules.piggyback and not s.rolloff) else None
+    return s._replace(
+        phase=Phase.START if offer is not None else Phase.ROLL,
+        player=p,
+        turns=turns,
+        turn_total=0,
+        dice=rules.num_dice,
+        roll=(),
+        carry=EMPTY_CARRY,
+        fresh=True,
+        bar=-1,
+        entry_met=False,
+        for_nothing=False,
+        piggy=offer,
+        event=event or f"player {p} to play",
+    )
+
+
+def _bank(rules: Rules, s: State) -> State:
+    p = s.player
+    scores = _set(s.scores, p, s.scores[p] + s.turn_total)
+    s2 = s._replace(
+        scores=scores,
+        entered=_set(s.entered, p, True),
+        streaks=_set(s.streaks, p, 0),
+        event=f"banks {s.turn_total}",
+    )
+    piggy = (s.turn_total, s.dice) if rules.piggyback and s.dice > 0 else None
+    if not rules.exact_target and scores[p] >= rules.target and not s.endgame:
+        if not rules.final_round or s.num_players == 1:
+            return _finish(s2, (p,), f"player {p} reaches {rules.target}")
+        s2 = s2._replace(endgame=True, final_left=_others_after(p, s.num_players))
+        return _next_turn(rules, s2, piggy=piggy)
+    return _next_turn(rules, s2, piggy=piggy)
+
+
+def _go_out(rules: Rules, s: State, event: str) -> State:
+    p = s.player
+    s2 = s._replace(
+        scores=_set(s.scores, p, rules.target),
+        finishers=(*s.finishers, p),
+        streaks=_set(s.streaks, p, 0),
+        event=event,
+    )
+    if not s.endgame:
+        if not rules.final_round or s.num_players == 1:
+            return _finish(s2, (p,), f"player {p} goes out")
+        s2 = s2._replace(endgame=True, final_left=_others_after(p, s.num_players))
+    return _next_turn(rules, s2, piggy=None)
+
+
+def _end_turn(rules: Rules, s: State, event: str, bust: bool) -> State:
+    """The turn ends without banking (bust, failed reroll, overshoot, stranded)."""
+    p = s.player
+    if s.in_rolloff:
+        return _rolloff_turn_done(rules, s._replace(event=event))
+    scores, streaks = s.scores, s.streaks
+    if bust:
+        streak = s.streaks[p] + 1
+        if rules.bust_penalty_after and streak >= rules.bust_penalty_after:
+            scores = _set(scores, p, scores[p] - rules.bust_penalty)
+            event += f"; {streak} busts in a row cost {rules.bust_penalty}"
+            streak = 0
+        streaks = _set(streaks, p, streak)
+    s2 = s._replace(scores=scores, streaks=streaks, event=event)
+    return _next_turn(rules, s2, piggy=None)
+
+
+def _next_turn(rules: Rules, s: State, piggy: tuple[int, int] | None) -> State:
+    n = s.num_players
+    p = s.player
+    entered = s.entered
+    if not rules.entry_until_made and not entered[p]:
+        entered = _set(entered, p, True)
+    s = s._replace(
+        rounds=s.rounds + 1, entered=entered, turn_total=0, roll=(), carry=EMPTY_CARRY, piggy=piggy
+    )
+    if s.endgame:
+        left = tuple(x for x in s.final_left if x != p)
+        s = s._replace(final_left=left)
+        if not left:
+            return _resolve_end(rules, s)
+        return _begin_turn(rules, s, left[0], event=s.event)
+    if s.rounds >= rules.horizon_rounds * n:
+        return _finish(s, tuple(range(n)), "horizon reached: the pot is shared")
+    return _begin_turn(rules, s, (p + 1) % n, event=s.event)
+
+
+def _resolve_end(rules: Rules, s: State) -> State:
+    if rules.exact_target:
+        fin = s.finishers
+        if len(fin) == 1:
+            return _finish(s, fin, f"player {fin[0]} went out")
+        if rules.tie_rule == "split_vote":
+            return s._replace(phase=Phase.SPLIT, player=fin[0], votes=0, event="tie: split or roll off?")
+        return _finish(s, fin, "tie: the pot is shared")
+    top = max(s.scores)
+    winners = tuple(i for i, x in enumerate(s.scores) if x == top)
+    return _finish(s, winners, "final round over")
+
+
+def _rolloff_turn_done(rules: Rules, s: State) -> State:
+    scores = (*s.rolloff_scores, s.turn_total)
+    order = s.rolloff
+    if len(scores) < len(order):
+        s2 = s._replace(rolloff_scores=scores)
+        return _begin_turn(rules, s2, order[len(scores)], event=s.event)
+    top = max(scores)
+    tied = tuple(p for p, x in zip(order, scores, strict=True) if x == top)
+    if len(tied) == 1:
+        return _finish(s._replace(rolloff_scores=scores), tied, f"player {tied[0]} wins the roll-off")
+    if s.rolloff_round >= rules.rolloff_horizon:
+        return _finish(s._replace(rolloff_scores=scores), tied, "roll-off horizon: shared")
+    s2 = s._replace(rolloff=tied, rolloff_scores=(), rolloff_round=s.rolloff_round + 1)
+    return _begin_turn(rules, s2, tied[0], event=s.event + "; roll-off tied: again")
+
+
+def _finish(s: State, winners: tuple[int, ...], event: str) -> State:
+    n = s.num_players
+    share = 1.0 / len(winners)
+    shares = tuple(share if i in winners else 0.0 for i in range(n))
+    return s._replace(
+        phase=Phase.OVER, winners=tuple(sorted(winners)), shares=shares, event=f"{s.event}; {event}" if s.event else event
+    )
+
+
+def returns(state: State) -> tuple[float, ...]:
+    """Net pot share of each seat in buy-ins (zero-sum): ``n * share - 1``.
+
+    Two players: +1 win, -1 loss, 0 shared. Zero for every seat before the end.
+    """
+    n = state.num_players
+    if state.phase != Phase.OVER:
+        return (0.0,) * n
+    return tuple(n * x - 1.0 for x in state.shares)
+
+
+def _set(t: tuple[Any, ...], i: int, v: Any) -> tuple[Any, ...]:
+    return (*t[:i], v, *t[i + 1 :])
+
+
+def _others_after(p: int, n: int) -> tuple[int, ...]:
+    return tuple((p + k) % n for k in range(1, n))
