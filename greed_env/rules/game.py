@@ -37,6 +37,7 @@ from greed_env.rules.scoring import (
     Carry,
     IllegalKeep,
     KeepOption,
+    KeepResult,
     best_keep_score,
     counts_of,
     has_scoring_keep,
@@ -240,10 +241,19 @@ def current_keep_options(rules: Rules, state: State) -> tuple[KeepOption, ...]:
     """Legal keeps of the roll showing (empty outside the KEEP phase)."""
     if state.phase != Phase.KEEP:
         return ()
-    opts = keep_options(rules, state.roll, state.carry, state.fresh)
-    if state.bar >= 0:
-        opts = tuple(o for o in opts if o.score > state.bar)
-    return opts
+    return _keep_table(rules, state.roll, state.carry, state.fresh, state.bar)[0]
+
+
+@lru_cache(maxsize=1 << 17)
+def _keep_table(
+    rules: Rules, roll: tuple[int, ...], carry: Carry, fresh: bool, bar: int
+) -> tuple[tuple[KeepOption, ...], tuple[Move, ...], dict[tuple[int, ...], KeepOption]]:
+    """Legal keep options of a roll, their moves, and canonical taps -> option (derived from
+    :func:`keep_options`, so the fast path and the reference reading cannot disagree)."""
+    opts = keep_options(rules, roll, carry, fresh)
+    if bar >= 0:
+        opts = tuple(o for o in opts if o.score > bar)
+    return opts, tuple(Move("keep", o.taps) for o in opts), {o.taps: o for o in opts}
 
 
 def _needs_entry(rules: Rules, s: State, p: int) -> bool:
@@ -274,7 +284,7 @@ def legal_moves(rules: Rules, state: State) -> list[Move]:
     """
     ph = state.phase
     if ph == Phase.KEEP:
-        moves = [Move("keep", o.taps) for o in current_keep_options(rules, state)]
+        moves = list(_keep_table(rules, state.roll, state.carry, state.fresh, state.bar)[1])
         if rules.reroll_all and not state.in_rolloff:
             moves.append(REROLL_ALL)
         if rules.voluntary_bust and not state.in_rolloff:
@@ -315,6 +325,11 @@ def _roll_distribution(k: int) -> tuple[tuple[tuple[int, ...], float], ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=16)
+def _valid_rolls(k: int) -> frozenset[tuple[int, ...]]:
+    return frozenset(r for r, _ in _roll_distribution(k))
+
+
 def chance_outcomes(rules: Rules, state: State) -> tuple[tuple[tuple[int, ...], float], ...]:
     """Distinct outcomes of the chance node with exact probabilities (sum to 1).
 
@@ -336,11 +351,21 @@ def sample_roll(rules: Rules, state: State, rng: Any) -> tuple[int, ...]:
     k = 1 if state.phase == Phase.ORDER_ROLL else state.dice
     if state.phase not in (Phase.ORDER_ROLL, Phase.ROLL):
         raise IllegalMove("not a chance node: no dice are waiting to be rolled", rule="not-chance")
-    if hasattr(rng, "integers"):
-        faces = rng.integers(1, 7, size=k).tolist()
-    else:
-        faces = [rng.randint(1, 6) for _ in range(k)]
+    # one uniform draw in [0, 6**k) read as k base-6 digits: k independent fair dice
+    code = int(rng.integers(6**k)) if hasattr(rng, "integers") else rng.randrange(6**k)
+    return _DECODE[k][code] if k <= _DECODE_MAX else _decode(code, k)
+
+
+def _decode(code: int, k: int) -> tuple[int, ...]:
+    faces = []
+    for _ in range(k):
+        code, digit = divmod(code, 6)
+        faces.append(digit + 1)
     return tuple(sorted(faces))
+
+
+_DECODE_MAX = 6
+_DECODE = [tuple(_decode(c, k) for c in range(6**k)) for k in range(_DECODE_MAX + 1)]
 
 
 # ------------------------------------------------------------------------------------------
@@ -377,8 +402,7 @@ def apply(rules: Rules, state: State, move: Move) -> State:
             return _end_turn(rules, state, "busts on purpose", bust=True)
         raise IllegalMove(_not_now(kind, "choose which dice to keep"), rule="phase")
     if ph == Phase.CONTINUE:
-        legal = legal_moves(rules, state)
-        if move in legal:
+        if _continue_legal(rules, state, kind):
             if kind == "bank":
                 return _bank(rules, state)
             if kind == "roll":
@@ -424,6 +448,16 @@ def apply(rules: Rules, state: State, move: Move) -> State:
     raise IllegalMove(f"no moves in phase {Phase(ph).name}", rule="phase")
 
 
+def _continue_legal(rules: Rules, s: State, kind: str) -> bool:
+    if s.in_rolloff:
+        return kind == "roll"
+    if rules.exact_target and s.scores[s.player] + s.turn_total == rules.target:
+        return kind == "roll_for_nothing"
+    if kind == "roll":
+        return s.dice > 0
+    return kind == "bank" and can_bank(rules, s)
+
+
 def _not_now(kind: str, expected: str) -> str:
     return f"move {kind!r} is not legal now: the player must {expected}"
 
@@ -463,19 +497,11 @@ def _continue_refusal(rules: Rules, s: State, kind: str) -> str:
 
 
 def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
-    need = counts_of(taps) if taps else (0,) * 6
-    have = counts_of(s.roll)
-    if any(n > h for n, h in zip(need, have, strict=True)):
-        raise IllegalMove(
-            f"kept dice {','.join(map(str, taps))} are not all showing (roll "
-            f"{','.join(map(str, s.roll))})",
-            rule="not-showing",
-        )
-    fresh = s.fresh and len(s.roll) == rules.num_dice
-    try:
-        res = read_keep(rules, taps, s.carry, fresh)
-    except IllegalKeep as exc:
-        raise IllegalMove(str(exc), rule=exc.rule) from None
+    known = _keep_table(rules, s.roll, s.carry, s.fresh, s.bar)[2].get(taps)
+    if known is not None:
+        res = KeepResult(known.score, known.carry, known.parts, known.wins)
+    else:
+        res = _read_unlisted_keep(rules, s, taps)
     if s.bar >= 0 and res.score <= s.bar:
         raise IllegalMove(
             f"after rerolling all the dice the keep must score more than {s.bar} (this keep: "
@@ -518,9 +544,26 @@ def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
         return s2
     if rules.exact_target and s.scores[p] + total > rules.target:
         return _end_turn(rules, s2, f"goes over {rules.target}: turn lost", bust=True)
-    if not legal_moves(rules, s2):
+    if dice == 0 and not can_bank(rules, s2):
         return _end_turn(rules, s2, "no dice left and cannot bank: turn scores 0", bust=False)
     return s2
+
+
+def _read_unlisted_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> KeepResult:
+    """Reference reading of a keep given in a non-canonical tap order (or an illegal one)."""
+    need = counts_of(taps) if taps else (0,) * 6
+    have = counts_of(s.roll)
+    if any(n > h for n, h in zip(need, have, strict=True)):
+        raise IllegalMove(
+            f"kept dice {','.join(map(str, taps))} are not all showing (roll "
+            f"{','.join(map(str, s.roll))})",
+            rule="not-showing",
+        )
+    fresh = s.fresh and len(s.roll) == rules.num_dice
+    try:
+        return read_keep(rules, taps, s.carry, fresh)
+    except IllegalKeep as exc:
+        raise IllegalMove(str(exc), rule=exc.rule) from None
 
 
 def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) -> State:
@@ -543,7 +586,7 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
         )
     if state.phase != Phase.ROLL:
         raise IllegalMove("not a chance node: no dice are waiting to be rolled", rule="not-chance")
-    if len(roll) != state.dice or any(f not in range(1, 7) for f in roll):
+    if roll not in _valid_rolls(state.dice):
         raise IllegalMove(f"expected {state.dice} dice showing 1..6, got {roll}", rule="roll")
     shown = ",".join(map(str, roll))
     if state.for_nothing:

@@ -1,0 +1,92 @@
+"""Build a bot from a short text spec, as typed on the command line.
+
+Built-in kinds:
+
+* ``random``: :class:`RandomBot`, a uniformly random legal move;
+* ``threshold`` or ``threshold:N``: :class:`ThresholdBot` banking at ``N`` points (default 300).
+
+Any other spec goes to ``greed_env.bots.registry.load(spec)`` when that module exists, so
+registered bots (exact solvers, trained policies) are reachable by name without this module
+knowing them. An unknown spec raises :class:`BotSpecError` naming the spec and what is known.
+
+>>> from greed_env.rules import preset
+>>> make_bot("threshold:500", preset("ten_thousand")).bank_at
+500
+>>> make_bot("random", preset("greed")).name
+'random'
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from greed_env.bots.base import Bot, RandomBot, ThresholdBot
+from greed_env.rules.config import Rules
+
+__all__ = ["BUILTIN_KINDS", "BotSpecError", "make_bot"]
+
+REGISTRY_MODULE = "greed_env.bots.registry"
+
+
+class BotSpecError(ValueError):
+    """A bot spec that names no known bot or carries a bad argument."""
+
+
+def _random(arg: str | None, rules: Rules) -> Bot:
+    if arg:
+        raise BotSpecError(f"bot 'random' takes no argument, got 'random:{arg}'")
+    return RandomBot()
+
+
+def _threshold(arg: str | None, rules: Rules) -> Bot:
+    if arg is None or arg == "":
+        return ThresholdBot()
+    try:
+        bank_at = int(arg)
+    except ValueError:
+        raise BotSpecError(
+            f"bot 'threshold:{arg}': the bank-at value must be a whole number of points"
+        ) from None
+    if bank_at < 0:
+        raise BotSpecError(f"bot 'threshold:{arg}': the bank-at value must be >= 0")
+    return ThresholdBot(bank_at=bank_at, name=f"threshold:{bank_at}")
+
+
+BUILTIN_KINDS: dict[str, Callable[[str | None, Rules], Bot]] = {
+    "random": _random,
+    "threshold": _threshold,
+}
+
+
+def make_bot(spec: str, rules: Rules) -> Bot:
+    """The bot that ``spec`` names, for a game under ``rules``.
+
+    ``spec`` is ``KIND`` or ``KIND:ARG`` for a built-in kind (see the module docstring), or any
+    name the bot registry (``greed_env.bots.registry``, loaded lazily) knows.
+
+    Raises:
+        BotSpecError: empty or unknown spec, or a bad argument; the message lists what is known.
+    """
+    text = spec.strip()
+    if not text:
+        raise BotSpecError("empty bot spec; known kinds: " + _known())
+    kind, sep, arg = text.partition(":")
+    builder = BUILTIN_KINDS.get(kind.lower())
+    if builder is not None:
+        return builder(arg if sep else None, rules)
+    try:
+        registry = importlib.import_module(REGISTRY_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != REGISTRY_MODULE:
+            raise
+        raise BotSpecError(f"unknown bot {text!r}; known kinds: {_known()}") from None
+    try:
+        return registry.load(text)
+    except (KeyError, LookupError, ValueError) as exc:
+        detail = exc.args[0] if exc.args else exc
+        raise BotSpecError(f"unknown bot {text!r}: {detail}; built-in kinds: {_known()}") from None
+
+
+def _known() -> str:
+    return "random, threshold[:N]"
