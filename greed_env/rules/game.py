@@ -194,6 +194,19 @@ class State(NamedTuple):
         return bool(self.rolloff) and self.phase != Phase.OVER
 
 
+_FIELD_INDEX = {name: i for i, name in enumerate(State._fields)}
+
+
+def _fast_replace(self: State, **changes: Any) -> State:
+    """Copy with some fields changed; index-based, as it is the hot path of every transition."""
+    values = list(self)
+    for key, value in changes.items():
+        values[_FIELD_INDEX[key]] = value
+    return tuple.__new__(State, values)
+
+
+State._replace = _fast_replace  # type: ignore[method-assign,assignment]
+
 # ------------------------------------------------------------------------------------------
 # set-up
 
@@ -603,9 +616,7 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
 
 
 def _begin_turn(rules: Rules, s: State, p: int, event: str = "") -> State:
-    turns = s.turns
-    if not s.rolloff:
-        turns = tuple(t + 1 if i == p else t for i, t in enumerate(turns))
+    turns = s.turns if s.rolloff else _set(s.turns, p, s.turns[p] + 1)
     offer = s.piggy if (rules.piggyback and not s.rolloff) else None
     return s._replace(
         phase=Phase.START if offer is not None else Phase.ROLL,
