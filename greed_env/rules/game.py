@@ -564,7 +564,10 @@ def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
 
 def _read_unlisted_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> KeepResult:
     """Reference reading of a keep given in a non-canonical tap order (or an illegal one)."""
-    need = counts_of(taps) if taps else (0,) * 6
+    try:
+        need = counts_of(taps) if taps else (0,) * 6
+    except IllegalKeep as exc:
+        raise IllegalMove(str(exc), rule=exc.rule) from None
     have = counts_of(s.roll)
     if any(n > h for n, h in zip(need, have, strict=True)):
         raise IllegalMove(
