@@ -34,6 +34,17 @@ from greed_env.rules.game import (
     returns,
     sample_roll,
 )
+from greed_env.rules.record import (
+    GameRecord,
+    Recorder,
+    RecordError,
+    load,
+    record_game,
+    replay,
+    save,
+)
+from greed_env.rules.record import load as load_record
+from greed_env.rules.record import save as save_record
 from greed_env.rules.scoring import (
     EMPTY_CARRY,
     Carry,
@@ -59,12 +70,15 @@ __all__ = [
     "ROLL_LAST",
     "SPLIT",
     "Carry",
+    "GameRecord",
     "IllegalKeep",
     "IllegalMove",
     "KeepOption",
     "KeepResult",
     "Move",
     "Phase",
+    "RecordError",
+    "Recorder",
     "Rules",
     "RulesError",
     "State",
@@ -77,12 +91,18 @@ __all__ = [
     "is_over",
     "keep_options",
     "legal_moves",
+    "load",
+    "load_record",
     "new_game",
     "parse_move",
     "preset",
     "preset_names",
     "read_keep",
+    "record_game",
+    "replay",
     "resolve_rules",
     "returns",
     "sample_roll",
+    "save",
+    "save_record",
 ]
