@@ -47,7 +47,7 @@ greed_env.rules.scoring.IllegalKeep: every kept die must score: 2, 3 score nothi
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import product
+from itertools import pairwise, product
 from typing import NamedTuple
 
 from greed_env.rules.config import Rules
@@ -178,7 +178,7 @@ def _one_hot(faces: tuple[int, ...], n: int = 1) -> Counts:
 
 def _sequential(faces: tuple[int, ...]) -> bool:
     s = sorted(faces)
-    return all(b - a == 1 for a, b in zip(s, s[1:], strict=False))
+    return all(b - a == 1 for a, b in pairwise(s))
 
 
 def _pairs_value(rules: Rules, faces: tuple[int, ...]) -> int:
@@ -392,10 +392,7 @@ def read_keep(
         result = _read_taps(rules, taps, carry)
     else:
         reading = _best_partition(rules, counts, True, (), ())
-        if reading is None:
-            result = None
-        else:
-            result = KeepResult(reading.score, EMPTY_CARRY, reading.parts)
+        result = None if reading is None else KeepResult(reading.score, EMPTY_CARRY, reading.parts)
     full = fresh and len(taps) == rules.num_dice
     if result is None:
         if full and rules.nothing_bonus and not has_scoring_keep(rules, tuple(sorted(taps)), carry):
