@@ -6,8 +6,9 @@
 * :mod:`greed_env.bots` - the bot protocol, registry and portable bots.
 """
 
+from greed_env import envs
 from greed_env.rules import Rules, RulesError, preset, preset_names
 
 __version__ = "0.1.0"
 
-__all__ = ["Rules", "RulesError", "__version__", "preset", "preset_names"]
+__all__ = ["Rules", "RulesError", "__version__", "envs", "preset", "preset_names"]

@@ -1,0 +1,67 @@
+"""Gymnasium environments, the action catalog and the observation encoding.
+
+Importing this package registers the environment ids with Gymnasium (lazy ``"module:Class"``
+entry points: nothing heavy is imported until an environment is made):
+
+* ``greed_env/Solitaire-v0``: :class:`greed_env.envs.solitaire.SolitaireEnv`
+* ``greed_env/Duel-v0``: :class:`greed_env.envs.duel.DuelEnv`
+
+The PettingZoo AEC environment is :mod:`greed_env.pettingzoo.greed_v0`.
+
+>>> import greed_env
+>>> sorted(i for i in ENV_IDS)
+['greed_env/Duel-v0', 'greed_env/Solitaire-v0']
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__all__ = [
+    "ACTION_CATALOG_VERSION",
+    "ENV_IDS",
+    "OBS_DIM",
+    "OBS_SPEC_VERSION",
+    "ActionCatalog",
+    "DuelEnv",
+    "SolitaireEnv",
+    "encode_observation",
+    "observation_spec",
+    "register_envs",
+]
+
+ENV_IDS: dict[str, str] = {
+    "greed_env/Solitaire-v0": "greed_env.envs.solitaire:SolitaireEnv",
+    "greed_env/Duel-v0": "greed_env.envs.duel:DuelEnv",
+}
+
+_LAZY = {
+    "ACTION_CATALOG_VERSION": "greed_env.envs.catalog",
+    "ActionCatalog": "greed_env.envs.catalog",
+    "OBS_DIM": "greed_env.envs.observation",
+    "OBS_SPEC_VERSION": "greed_env.envs.observation",
+    "encode_observation": "greed_env.envs.observation",
+    "observation_spec": "greed_env.envs.observation",
+    "SolitaireEnv": "greed_env.envs.solitaire",
+    "DuelEnv": "greed_env.envs.duel",
+}
+
+
+def register_envs() -> None:
+    """Register every id in :data:`ENV_IDS` with Gymnasium (idempotent)."""
+    from gymnasium.envs.registration import register, registry
+
+    for env_id, entry_point in ENV_IDS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=entry_point)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'greed_env.envs' has no attribute {name!r}")
+    return getattr(import_module(module), name)
+
+
+register_envs()

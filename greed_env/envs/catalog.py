@@ -1,0 +1,350 @@
+"""The fixed ``Discrete`` action catalog of a rules configuration and its exact legal mask.
+
+Every decision any position of a rule set can offer has one fixed action id:
+
+* first the non-keep moves the rules can produce, in this order (kinds the rules cannot
+  produce are left out): ``bank``, ``roll``, ``roll_for_nothing`` (``exact_target``),
+  ``reroll_all`` (``reroll_all``), ``bust`` (``voluntary_bust``), ``piggyback`` and ``fresh``
+  (``piggyback``), ``split``, ``refuse``, ``roll_first`` and ``roll_last``
+  (``tie_rule == 'split_vote'``);
+* then the keeps, ordered by (number of dice, faces). Under order-free rules a keep is a
+  multiset of faces, and the catalog holds exactly the multisets that are a legal keep in
+  some position: those :func:`~greed_env.rules.read_keep` reads, as part of a roll or as the
+  whole of a fresh full roll (which adds the nothing bonus). Under tap-order rules
+  (``carry_over``) every multiset of 1..``num_dice`` faces can score through working sets, and
+  a multiset holding all six faces has a second action, *large straight first*
+  (:attr:`~greed_env.rules.KeepOption.large_first`): the two distinct readings of those dice.
+
+A keep action is played as the canonical tap order of the matching
+:class:`~greed_env.rules.KeepOption`, so ``action_to_move`` and ``legal_moves`` agree move for
+move and the unmasked actions of a position are in one-to-one correspondence with its legal
+moves.
+
+>>> from greed_env.rules import preset, new_game, apply_roll
+>>> cat = ActionCatalog(preset("ten_thousand"))
+>>> cat.n, cat.labels[:3]
+(136, ('bank', 'roll', 'keep 1'))
+>>> s = apply_roll(cat.rules, new_game(cat.rules, 2, first_player=0), (1, 1, 1, 2, 3, 5))
+>>> [cat.labels[a] for a in cat.legal_actions(s)][:4]
+['keep 1', 'keep 5', 'keep 1,1', 'keep 1,5']
+>>> str(cat.action_to_move(s, cat.index_of(("keep", (1, 1, 1, 5)))))
+'keep:1,1,1,5'
+>>> ActionCatalog("progressive").n
+3038
+"""
+
+from __future__ import annotations
+
+from itertools import combinations_with_replacement
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from greed_env.rules import (
+    IllegalKeep,
+    IllegalMove,
+    KeepOption,
+    Move,
+    Phase,
+    Rules,
+    State,
+    current_keep_options,
+    legal_moves,
+    read_keep,
+    resolve_rules,
+)
+
+__all__ = ["ACTION_CATALOG_VERSION", "ActionCatalog", "ActionEntry"]
+
+ACTION_CATALOG_VERSION = 1
+"""Bumped whenever the ids a rules configuration gets could change."""
+
+FACES = (1, 2, 3, 4, 5, 6)
+_KEEP_CACHE_LIMIT = 1 << 18
+
+
+class ActionEntry(NamedTuple):
+    """One row of the catalog: a non-keep move kind, or a keep of ``dice`` (sorted faces)."""
+
+    index: int
+    kind: str
+    dice: tuple[int, ...] = ()
+    large_first: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.kind != "keep":
+            return self.kind
+        text = "keep " + ",".join(map(str, self.dice))
+        return text + " (large straight first)" if self.large_first else text
+
+
+def _non_keep_kinds(rules: Rules) -> list[str]:
+    kinds = ["bank", "roll"]
+    if rules.exact_target:
+        kinds.append("roll_for_nothing")
+    if rules.reroll_all:
+        kinds.append("reroll_all")
+    if rules.voluntary_bust:
+        kinds.append("bust")
+    if rules.piggyback:
+        kinds += ["piggyback", "fresh"]
+    if rules.tie_rule == "split_vote":
+        kinds += ["split", "refuse", "roll_first", "roll_last"]
+    return kinds
+
+
+def _readable(rules: Rules, dice: tuple[int, ...], fresh: bool) -> bool:
+    try:
+        read_keep(rules, dice, fresh=fresh)
+    except IllegalKeep:
+        return False
+    return True
+
+
+def _keep_keys(rules: Rules) -> list[tuple[tuple[int, ...], bool]]:
+    keys: list[tuple[tuple[int, ...], bool]] = []
+    for size in range(1, rules.num_dice + 1):
+        for dice in combinations_with_replacement(FACES, size):
+            if rules.carry_over:
+                keys.append((dice, False))
+                if len(set(dice)) == 6:
+                    keys.append((dice, True))
+            elif _readable(rules, dice, False) or (
+                size == rules.num_dice and _readable(rules, dice, True)
+            ):
+                keys.append((dice, False))
+    return keys
+
+
+class ActionCatalog:
+    """The fixed action ids of one rules configuration (one shared instance per rules).
+
+    ``ActionCatalog(rules)`` accepts a :class:`~greed_env.rules.Rules` or a preset name and
+    returns the cached catalog of an equal configuration if one exists.
+
+    Attributes:
+        rules: the configuration.
+        n: number of actions (the size of the ``Discrete`` space).
+        entries: one :class:`ActionEntry` per action id.
+        labels: ``entries[i].label`` for every id.
+        version: :data:`ACTION_CATALOG_VERSION`.
+    """
+
+    _instances: dict[Rules, ActionCatalog] = {}  # noqa: RUF012
+
+    rules: Rules
+    n: int
+    entries: tuple[ActionEntry, ...]
+    labels: tuple[str, ...]
+    version: int
+
+    def __new__(cls, rules: Rules | str) -> ActionCatalog:
+        resolved = resolve_rules(rules)
+        cached = cls._instances.get(resolved)
+        if cached is not None:
+            return cached
+        inst = super().__new__(cls)
+        inst._build(resolved)
+        cls._instances[resolved] = inst
+        return inst
+
+    def _build(self, rules: Rules) -> None:
+        self.rules = rules
+        self.version = ACTION_CATALOG_VERSION
+        entries = [ActionEntry(i, k) for i, k in enumerate(_non_keep_kinds(rules))]
+        self._kind_index = {e.kind: e.index for e in entries}
+        self._keep_index: dict[tuple[tuple[int, ...], bool], int] = {}
+        for dice, large_first in _keep_keys(rules):
+            idx = len(entries)
+            entries.append(ActionEntry(idx, "keep", dice, large_first))
+            self._keep_index[(dice, large_first)] = idx
+        self.entries = tuple(entries)
+        self.labels = tuple(e.label for e in entries)
+        self.n = len(entries)
+        self._keep_cache: dict[tuple[Any, ...], tuple[np.ndarray, dict[int, Move]]] = {}
+
+    def __repr__(self) -> str:
+        return f"ActionCatalog({self.rules.name!r}, n={self.n}, version={self.version})"
+
+    # --------------------------------------------------------------------------------------
+    # positions
+
+    def legal(self, state: State) -> tuple[np.ndarray, dict[int, Move]]:
+        """The int8 mask of ``state`` and the move each unmasked action plays.
+
+        The mask is all zeros at chance and terminal nodes. The returned array is shared
+        with a cache: copy it before writing to it.
+        """
+        if state.phase == Phase.KEEP:
+            key = (state.roll, state.carry, state.fresh, state.bar, state.in_rolloff)
+            hit = self._keep_cache.get(key)
+            if hit is None:
+                hit = self._legal_uncached(state)
+                if len(self._keep_cache) >= _KEEP_CACHE_LIMIT:
+                    self._keep_cache.clear()
+                self._keep_cache[key] = hit
+            return hit
+        return self._legal_uncached(state)
+
+    def _legal_uncached(self, state: State) -> tuple[np.ndarray, dict[int, Move]]:
+        mask = np.zeros(self.n, dtype=np.int8)
+        moves: dict[int, Move] = {}
+        for move in legal_moves(self.rules, state):
+            if move.kind != "keep":
+                idx = self._kind_index[move.kind]
+                mask[idx] = 1
+                moves[idx] = move
+        for opt in current_keep_options(self.rules, state):
+            idx = self._keep_index[(opt.dice, opt.large_first)]
+            mask[idx] = 1
+            moves[idx] = Move("keep", opt.taps)
+        return mask, moves
+
+    def mask(self, state: State) -> np.ndarray:
+        """Exact legal-action mask of ``state``: a fresh int8 array of shape ``(n,)``."""
+        return self.legal(state)[0].copy()
+
+    def legal_actions(self, state: State) -> list[int]:
+        """Unmasked action ids of ``state``, ascending."""
+        return sorted(self.legal(state)[1])
+
+    def action_to_move(self, state: State, action: int) -> Move:
+        """The move action ``action`` plays in ``state`` (keeps in canonical tap order).
+
+        Raises:
+            IllegalMove: the action is outside ``0..n-1`` or masked in ``state``.
+        """
+        a = self._check_index(action)
+        move = self.legal(state)[1].get(a)
+        if move is None:
+            raise IllegalMove(
+                f"action {a} ({self.labels[a]}) is not legal in phase "
+                f"{Phase(state.phase).name}; legal: "
+                + ", ".join(self.labels[i] for i in self.legal_actions(state)),
+                rule="masked-action",
+            )
+        return move
+
+    def index_of(
+        self,
+        item: Move | KeepOption | ActionEntry | str | tuple[str, tuple[int, ...]],
+        state: State | None = None,
+    ) -> int:
+        """The action id of a move, a keep option, a label, or a ``(kind, taps)`` pair.
+
+        A keep move in tap-order rules is matched by its reading: with ``state`` given, by the
+        outcome it has there (any tap order works); without it, the taps are assumed to be a
+        canonical order, and they read *large straight first* when all six faces are tapped
+        before any face is tapped a third time while some face is kept three times.
+
+        Raises:
+            KeyError: the move kind or the keep is not in this catalog.
+        """
+        if isinstance(item, ActionEntry):
+            return self._check_index(item.index)
+        if isinstance(item, KeepOption):
+            return self._keep_lookup(item.dice, item.large_first)
+        if isinstance(item, str):
+            if item in self.labels:
+                return self.labels.index(item)
+            from greed_env.rules import parse_move
+
+            item = parse_move(item)
+        kind, taps = (item.kind, item.taps) if isinstance(item, Move) else item
+        if kind != "keep":
+            try:
+                return self._kind_index[kind]
+            except KeyError:
+                raise KeyError(
+                    f"move {kind!r} is not in the {self.rules.name} action catalog; kinds: "
+                    + ", ".join(self._kind_index)
+                ) from None
+        dice = tuple(sorted(taps))
+        if not self.rules.carry_over:
+            return self._keep_lookup(dice, False)
+        if state is not None and state.phase == Phase.KEEP:
+            try:
+                res = read_keep(
+                    self.rules,
+                    tuple(taps),
+                    state.carry,
+                    state.fresh and len(state.roll) == self.rules.num_dice,
+                )
+            except IllegalKeep as exc:
+                raise KeyError(f"keep {taps} is not legal here: {exc}") from None
+            for opt in current_keep_options(self.rules, state):
+                if opt.dice == dice and (opt.score, opt.carry, opt.wins) == (
+                    res.score,
+                    res.carry,
+                    res.wins,
+                ):
+                    return self._keep_lookup(dice, opt.large_first)
+            raise KeyError(f"keep {taps} is not legal in this position")
+        return self._keep_lookup(dice, _reads_large_first(tuple(taps)))
+
+    def _keep_lookup(self, dice: tuple[int, ...], large_first: bool) -> int:
+        try:
+            return self._keep_index[(tuple(dice), large_first)]
+        except KeyError:
+            what = (
+                "keep "
+                + ",".join(map(str, dice))
+                + (" (large straight first)" if large_first else "")
+            )
+            raise KeyError(f"{what} is never legal under the {self.rules.name} rules") from None
+
+    def _check_index(self, action: Any) -> int:
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            raise IllegalMove(
+                f"action must be an integer id, got {action!r}", rule="action"
+            ) from None
+        if a != action or not 0 <= a < self.n:
+            raise IllegalMove(f"action {action!r} is outside 0..{self.n - 1}", rule="action")
+        return a
+
+    # --------------------------------------------------------------------------------------
+    # documentation
+
+    def table(self) -> list[dict[str, Any]]:
+        """One row per action: ``index``, ``kind``, ``dice``, ``large_first``, ``label``."""
+        return [
+            {
+                "index": e.index,
+                "kind": e.kind,
+                "dice": e.dice,
+                "large_first": e.large_first,
+                "label": e.label,
+            }
+            for e in self.entries
+        ]
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for docs: total, non-keep, keeps, large-straight-first keeps, version."""
+        keeps = [e for e in self.entries if e.kind == "keep"]
+        return {
+            "rules": self.rules.name,
+            "version": self.version,
+            "n": self.n,
+            "non_keep": self.n - len(keeps),
+            "keeps": len(keeps),
+            "large_first": sum(e.large_first for e in keeps),
+            "kinds": [e.kind for e in self.entries if e.kind != "keep"],
+        }
+
+
+def _reads_large_first(taps: tuple[int, ...]) -> bool:
+    """Whether canonical ``taps`` lock a large straight before any set (tap-order rules)."""
+    counts = [taps.count(f) for f in FACES]
+    if max(counts) < 3 or min(counts) == 0:
+        return False
+    seen: dict[int, int] = {}
+    for t in taps:
+        seen[t] = seen.get(t, 0) + 1
+        if seen[t] == 3:
+            return False
+        if len(seen) == 6:
+            return True
+    return False

@@ -1,0 +1,187 @@
+"""``greed_env/Duel-v0``: the learner against an opponent bot, a whole game per episode."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, SupportsFloat
+
+import numpy as np
+
+from greed_env.bots.base import Bot
+from greed_env.envs.common import make_opponent
+from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
+from greed_env.envs.gym_base import GreedGymEnv
+from greed_env.rules import Phase, Rules, State, apply, apply_roll, new_game, returns, sample_roll
+
+__all__ = ["DuelEnv"]
+
+_MAX_RESTARTS = 1000
+
+_DOC = """The learner plays a whole game against an opponent bot (or several seats of it).
+
+## Description
+
+A game of the 10,000 family for ``num_players`` seats (default 2). The learner's seat is drawn
+at every reset from ``np_random`` (or fixed with ``seat=``); every other seat is played by the
+``opponent`` bot. Inside :meth:`step` the learner's move is applied, then the opponents' moves
+and every roll of the dice (the who-starts roll included) are played until it is the learner's
+turn to decide again or the game is over. The bot and the dice both draw from the
+environment's ``np_random``, so an episode is reproducible from its seed.
+
+## Action Space
+
+``Discrete(n)``, the rules' fixed :class:`~greed_env.envs.catalog.ActionCatalog` (non-keep
+moves first, then keeps). ``n`` per preset, catalog version 1:
+
+%CATALOG_SIZES%
+
+Only actions unmasked in ``info["action_mask"]`` (int8) and :meth:`action_masks` are legal.
+
+## Observation Space
+
+``Box(low, high, (106,), float32)``, the same for every rules configuration (observation spec
+version 1). Per-seat groups are rotated so that slot 0 is the learner, slot ``k`` the ``k``-th
+seat after it:
+
+%OBS_TABLE%
+
+## Rewards
+
+0 until the game ends, then the learner's pot share from
+:func:`~greed_env.rules.returns`: ``num_players * share - 1`` (two players: +1 win, -1 loss,
+0 shared; ties, splits and roll-offs included). An illegal action (masked id) under
+``illegal_action="penalty"`` adds ``illegal_reward`` (default -1.0) and forfeits the turn as a
+bust (in a split vote or roll-off order choice, where there is no turn, the first legal move is
+played); ``info["illegal_action"]`` is True.
+
+## Starting State
+
+Scores 0, nobody on the board, the who-starts roll made (when the rules use one), opponents'
+turns played up to the learner's first decision. A game that ends before the learner ever
+decides (an opponent's instant win) is replaced by a new one.
+
+## Episode End
+
+Terminated when the game is over (target reached and final round played, everyone out, the
+split vote or roll-off decided, or the rules' ``horizon_rounds`` reached, which shares the
+pot). The rules' horizon ends every game, so there is no truncation.
+
+## Arguments
+
+* ``rules``: preset name or :class:`~greed_env.rules.Rules` (default ``"ten_thousand"``).
+* ``rules_overrides``: dict of rules fields applied on top of ``rules``.
+* ``opponent``: a bot (``act(rules, state, rng) -> Move``) or a spec string: ``"random"``,
+  ``"threshold"``, ``"threshold:N"`` or a registry id, resolved by
+  ``greed_env.bots.factory.make_bot`` when present (default ``"threshold"``).
+* ``num_players``: seats, 2..8 within the rules' limits (default 2).
+* ``seat``: the learner's fixed seat, or None (default) to draw it at each reset.
+* ``illegal_action``: ``"penalty"`` (default; never raises) or ``"raise"``.
+* ``illegal_reward``: reward of an illegal action under ``"penalty"`` (default -1.0).
+* ``render_mode``: None, ``"ansi"`` or ``"human"``.
+
+## Version History
+
+* v0: initial version (action catalog v1, observation spec v1).
+
+## Example
+
+>>> import gymnasium as gym
+>>> import numpy as np
+>>> import greed_env
+>>> env = gym.make("greed_env/Duel-v0", rules="farkle", opponent="random")
+>>> obs, info = env.reset(seed=1)
+>>> rng = np.random.default_rng(1)
+>>> terminated = False
+>>> while not terminated:
+...     action = rng.choice(np.flatnonzero(env.unwrapped.action_masks()))
+...     obs, reward, terminated, truncated, info = env.step(action)
+>>> reward in (-1.0, 0.0, 1.0)
+True
+"""
+
+
+class DuelEnv(GreedGymEnv):
+    __doc__ = _DOC.replace("%CATALOG_SIZES%", CATALOG_SIZES_DOC).replace(
+        "%OBS_TABLE%", OBS_TABLE_DOC
+    )
+
+    def __init__(
+        self,
+        rules: Rules | str | None = "ten_thousand",
+        opponent: Bot | str | None = "threshold",
+        num_players: int = 2,
+        seat: int | None = None,
+        illegal_action: str = "penalty",
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+        rules_overrides: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(rules, rules_overrides, illegal_action, illegal_reward, render_mode)
+        low, high = max(2, self.rules.min_players), self.rules.max_players
+        if not isinstance(num_players, int) or not low <= num_players <= high:
+            raise ValueError(
+                f"num_players must be an integer in {low}..{high} for {self.rules.name}, got {num_players!r}"
+            )
+        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < num_players):
+            raise ValueError(f"seat must be None or a seat 0..{num_players - 1}, got {seat!r}")
+        self.num_players = num_players
+        self.fixed_seat = seat
+        self.opponent: Bot = make_opponent(opponent, self.rules)
+
+    @property
+    def seat(self) -> int:
+        """The learner's seat in the current episode."""
+        return self._seat
+
+    def _advance(self, s: State) -> State:
+        rules, rng, seat, events = self.rules, self.np_random, self._seat, self._events
+        bot = self.opponent
+        while s.phase != Phase.OVER:
+            if s.phase in (Phase.ROLL, Phase.ORDER_ROLL):
+                s = apply_roll(rules, s, sample_roll(rules, s, rng))
+            elif s.player != seat:
+                s = apply(rules, s, bot.act(rules, s, rng))
+            else:
+                break
+            if s.event:
+                events.append(s.event)
+        return s
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        n = self.num_players
+        self._seat = int(self.np_random.integers(n)) if self.fixed_seat is None else self.fixed_seat
+        for _ in range(_MAX_RESTARTS):
+            self._events = []
+            s = self._advance(new_game(self.rules, n))
+            if s.phase != Phase.OVER:
+                break
+        else:
+            raise RuntimeError(
+                f"{_MAX_RESTARTS} games in a row ended before the learner could move"
+            )
+        self.state = s
+        self._done = False
+        self._refresh_mask(s, True)
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(s), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+        self._events = []
+        s, illegal = self._learner_move(self.state, action)  # type: ignore[arg-type]
+        if s.event:
+            self._events.append(s.event)
+        s = self._advance(s)
+        reward = self.illegal_reward if illegal else 0.0
+        terminated = s.phase == Phase.OVER
+        if terminated:
+            reward += returns(s)[self._seat]
+        return self._finish_step(s, reward, terminated, False, illegal)
+
+    def _info(self, illegal: bool = False) -> dict[str, Any]:
+        info = super()._info(illegal)
+        info["seat"] = self._seat
+        return info
