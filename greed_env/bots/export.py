@@ -1,0 +1,556 @@
+"""Export a MaskablePPO model (SB3 ``.zip``) to an ONNX policy plus a JSON bot card.
+
+``greed export MODEL --out DIR`` calls :func:`export_model`, which
+
+1. loads the model on the CPU (torch and sb3-contrib are imported here, not at import time),
+   and its training card (``model.json`` beside ``model.zip``) for the rules and the run;
+2. refuses a model whose spaces, rules, observation-spec or action-catalog versions do not
+   match this greed_env (:class:`~greed_env.bots.policy_bots.BotLoadError` subclasses);
+3. exports the *logits* of the actor (features extractor -> ``mlp_extractor.forward_actor`` ->
+   ``action_net``) with a dynamic batch axis; masking stays outside the graph, in numpy;
+4. checks the ONNX bot against ``MaskablePPO.predict(obs, action_masks=mask,
+   deterministic=True)`` on random positions (:func:`sample_positions`) and refuses to write
+   a bot that disagrees;
+5. writes ``DIR/NAME.onnx`` then ``DIR/NAME.json`` (the card, with the sha256 of the ONNX
+   bytes), each atomically (temporary file + ``os.replace``).
+
+Evaluation results can be measured at export time (``evaluate_games``) or added later with
+:func:`update_card_evaluation`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from greed_env.bots.base import RandomBot, ThresholdBot
+from greed_env.bots.policy_bots import (
+    CARD_FORMAT,
+    CARD_VERSION,
+    BotLoadError,
+    CatalogMismatchError,
+    CorruptBotError,
+    ObsSpecMismatchError,
+    OnnxBot,
+    RulesMismatchError,
+    read_card,
+)
+from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
+from greed_env.rules import (
+    Rules,
+    RulesError,
+    State,
+    apply,
+    apply_roll,
+    is_chance,
+    is_over,
+    new_game,
+    resolve_rules,
+    sample_roll,
+)
+
+__all__ = [
+    "ExportResult",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "encode_positions",
+    "export_model",
+    "find_training_card",
+    "load_sb3_model",
+    "resolve_model_rules",
+    "sample_positions",
+    "update_card_evaluation",
+]
+
+ONNX_OPSET = 18
+ONNX_INPUT = "obs"
+ONNX_OUTPUT = "logits"
+
+
+# ------------------------------------------------------------------------------------------
+# files
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
+
+    A reader sees the old file or the complete new one, never a partial write.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """:func:`atomic_write_bytes` for UTF-8 text."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _write_card(path: Path, card: Mapping[str, Any]) -> Path:
+    return atomic_write_text(path, json.dumps(card, indent=2, sort_keys=False) + "\n")
+
+
+# ------------------------------------------------------------------------------------------
+# models and their training cards
+
+
+def find_training_card(model_path: str | Path) -> Path | None:
+    """The training card of an SB3 model file: ``model.json`` beside ``model.zip`` (or None)."""
+    p = Path(model_path)
+    for candidate in (p.with_suffix(".json"), p.parent / (p.name + ".json"), p.parent / "card.json"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_training_card(model_path: Path) -> dict[str, Any]:
+    path = find_training_card(model_path)
+    if path is None:
+        return {}
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptBotError(f"training card {path}: not valid JSON ({exc})") from None
+    if not isinstance(card, dict):
+        raise CorruptBotError(f"training card {path}: expected a JSON object")
+    card.setdefault("_path", path.name)
+    return card
+
+
+def load_sb3_model(path: str | Path) -> tuple[Any, dict[str, Any]]:
+    """A MaskablePPO model loaded on the CPU, and its training card (``{}`` when none).
+
+    Raises:
+        CorruptBotError: missing file, not an SB3 zip, or a zip SB3 cannot load.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise CorruptBotError(f"model file {p} does not exist")
+    try:
+        with zipfile.ZipFile(p) as zf:
+            names = set(zf.namelist())
+            bad = zf.testzip()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise CorruptBotError(f"model file {p}: not a readable zip ({exc})") from None
+    if bad is not None:
+        raise CorruptBotError(f"model file {p}: member {bad!r} fails its CRC check (truncated or edited)")
+    if "data" not in names or "policy.pth" not in names:
+        raise CorruptBotError(f"model file {p}: a zip without data/policy.pth is not an SB3 model")
+    card = _read_training_card(p)
+    from sb3_contrib import MaskablePPO
+
+    try:
+        model = MaskablePPO.load(p, device="cpu")
+    except Exception as exc:
+        raise CorruptBotError(f"model file {p}: MaskablePPO cannot load it: {exc}") from None
+    return model, card
+
+
+def resolve_model_rules(card: Mapping[str, Any], rules: Rules | None, where: str) -> Rules:
+    """The rules a model plays: its training card's, checked against ``rules`` when both exist.
+
+    The card may give ``rules`` as a :meth:`Rules.to_dict` dict or a preset name, and
+    ``rules_fingerprint``, ``obs_spec_version`` and ``action_catalog_version``.
+
+    Raises:
+        BotLoadError: no rules anywhere; :class:`RulesMismatchError`,
+            :class:`ObsSpecMismatchError`, :class:`CatalogMismatchError` on a mismatch;
+            :class:`CorruptBotError` when the card's rules do not build.
+    """
+    card_rules: Rules | None = None
+    raw = card.get("rules")
+    try:
+        if isinstance(raw, Mapping):
+            card_rules = Rules.from_dict(dict(raw))
+        elif isinstance(raw, str):
+            card_rules = resolve_rules(raw, **dict(card.get("rules_overrides") or {}))
+    except (RulesError, TypeError, ValueError) as exc:
+        raise CorruptBotError(f"{where}: the training card's rules do not build: {exc}") from None
+    fp = card.get("rules_fingerprint")
+    if card_rules is not None and fp is not None and fp != card_rules.fingerprint:
+        raise CorruptBotError(
+            f"{where}: training card fingerprint {fp!r} does not match its rules ({card_rules.fingerprint!r})"
+        )
+    if card.get("obs_spec_version", OBS_SPEC_VERSION) != OBS_SPEC_VERSION:
+        raise ObsSpecMismatchError(
+            f"{where}: trained on observation spec v{card['obs_spec_version']}, "
+            f"this greed_env encodes v{OBS_SPEC_VERSION}"
+        )
+    if card.get("action_catalog_version", ACTION_CATALOG_VERSION) != ACTION_CATALOG_VERSION:
+        raise CatalogMismatchError(
+            f"{where}: trained on action catalog v{card['action_catalog_version']}, "
+            f"this greed_env builds v{ACTION_CATALOG_VERSION}"
+        )
+    if rules is not None:
+        want = fp or (card_rules.fingerprint if card_rules is not None else None)
+        if want is not None and want != rules.fingerprint:
+            raise RulesMismatchError(
+                f"{where}: trained for rules {getattr(card_rules, 'name', '?')!r} (fingerprint "
+                f"{want}), asked for {rules.name!r} (fingerprint {rules.fingerprint})"
+            )
+        return rules
+    if card_rules is None:
+        raise BotLoadError(f"{where}: no training card names its rules; pass the rules explicitly (--rules)")
+    return card_rules
+
+
+def _check_spaces(model: Any, rules: Rules, where: str) -> ActionCatalog:
+    catalog = ActionCatalog(rules)
+    n = getattr(model.action_space, "n", None)
+    if n is None or int(n) != catalog.n:
+        raise CatalogMismatchError(
+            f"{where}: action space {model.action_space}, the {rules.name} catalog "
+            f"v{ACTION_CATALOG_VERSION} has {catalog.n} actions"
+        )
+    shape = tuple(getattr(model.observation_space, "shape", None) or ())
+    if shape != (OBS_DIM,):
+        raise ObsSpecMismatchError(
+            f"{where}: observation shape {shape}, spec v{OBS_SPEC_VERSION} has ({OBS_DIM},)"
+        )
+    return catalog
+
+
+def _logits_module(policy: Any) -> Any:
+    import torch
+    from stable_baselines3.common.preprocessing import preprocess_obs
+
+    class PolicyLogits(torch.nn.Module):
+        """Actor logits of an SB3 actor-critic policy: extractor, actor MLP, action head."""
+
+        def __init__(self, policy: Any) -> None:
+            super().__init__()
+            self.extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
+            self.mlp_extractor = policy.mlp_extractor
+            self.action_net = policy.action_net
+            self.observation_space = policy.observation_space
+            self.normalize_images = policy.normalize_images
+
+        def forward(self, obs: torch.Tensor) -> torch.Tensor:
+            x = preprocess_obs(obs, self.observation_space, normalize_images=self.normalize_images)
+            latent = self.mlp_extractor.forward_actor(self.extractor(x))
+            return self.action_net(latent)
+
+    return PolicyLogits(policy).eval()
+
+
+def _onnx_bytes(module: Any, metadata: Mapping[str, str]) -> bytes:
+    import contextlib
+    import io
+    import logging
+
+    import onnx
+    import torch
+
+    example = (torch.zeros((2, OBS_DIM), dtype=torch.float32),)
+    batch = torch.export.Dim("batch", min=1)
+    buffer = io.StringIO()
+    loggers = [logging.getLogger(n) for n in ("torch.onnx", "torch.export", "onnxscript")]
+    levels = [lg.level for lg in loggers]
+    try:
+        for lg in loggers:
+            lg.setLevel(logging.ERROR)
+        with warnings.catch_warnings(), contextlib.redirect_stdout(buffer):
+            warnings.simplefilter("ignore")
+            program = torch.onnx.export(
+                module,
+                example,
+                input_names=[ONNX_INPUT],
+                output_names=[ONNX_OUTPUT],
+                dynamic_shapes=({0: batch},),
+                opset_version=ONNX_OPSET,
+                dynamo=True,
+                external_data=False,
+                verbose=False,
+            )
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+    proto = program.model_proto
+    for key, value in metadata.items():
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.checker.check_model(proto)
+    return proto.SerializeToString()
+
+
+# ------------------------------------------------------------------------------------------
+# positions
+
+
+def sample_positions(
+    rules: Rules,
+    n: int,
+    rng: np.random.Generator,
+    players: Sequence[int] = (1, 2, 3, 4),
+    keep_prob: float = 0.35,
+) -> list[State]:
+    """``n`` decision positions from games of random and threshold bots (deterministic in ``rng``).
+
+    Games have a player count drawn from ``players`` (those the rules allow) and seats played by
+    a mix of :class:`RandomBot` and :class:`ThresholdBot` with random bank-at values and keep
+    styles, so positions cover early, late, entered and not-entered situations. Each decision
+    position is kept with probability ``keep_prob``.
+    """
+    counts = [k for k in players if rules.min_players <= k <= rules.max_players]
+    if not counts:
+        counts = [rules.min_players]
+    out: list[State] = []
+    styles = ("max-score", "keep-most", "keep-fewest")
+    while len(out) < n:
+        k = int(counts[int(rng.integers(len(counts)))])
+        bots = [
+            RandomBot()
+            if rng.random() < 0.4
+            else ThresholdBot(
+                bank_at=int(rng.integers(1, 41)) * 50, keep=styles[int(rng.integers(3))]
+            )
+            for _ in range(k)
+        ]
+        s = new_game(rules, k)
+        for _ in range(20_000):
+            if is_over(s) or len(out) >= n:
+                break
+            if is_chance(s):
+                s = apply_roll(rules, s, sample_roll(rules, s, rng))
+                continue
+            if rng.random() < keep_prob:
+                out.append(s)
+            s = apply(rules, s, bots[s.player].act(rules, s, rng))
+    return out
+
+
+def encode_positions(rules: Rules, states: Sequence[State]) -> tuple[np.ndarray, np.ndarray]:
+    """Observations ``(len, OBS_DIM)`` float32 and int8 masks ``(len, n)`` of decision positions."""
+    catalog = ActionCatalog(rules)
+    obs = np.empty((len(states), OBS_DIM), dtype=np.float32)
+    masks = np.empty((len(states), catalog.n), dtype=np.int8)
+    for i, s in enumerate(states):
+        encode_observation(rules, s, out=obs[i])
+        masks[i] = catalog.legal(s)[0]
+    return obs, masks
+
+
+# ------------------------------------------------------------------------------------------
+# export
+
+
+@dataclass
+class ExportResult:
+    """Where an export went and what its check found."""
+
+    onnx_path: Path
+    card_path: Path
+    card: dict[str, Any] = field(repr=False)
+    positions: int = 0
+    mismatches: int = 0
+    max_abs_logit_diff: float = 0.0
+
+
+def export_model(
+    model_path: str | Path,
+    out_dir: str | Path,
+    *,
+    name: str | None = None,
+    rules: Rules | None = None,
+    description: str | None = None,
+    objective: str | None = None,
+    check_positions: int = 2000,
+    seed: int = 0,
+    evaluate_games: int = 0,
+    evaluate_opponents: Sequence[str] | None = None,
+    workers: int = 1,
+    notes: str | None = None,
+) -> ExportResult:
+    """Export ``model_path`` to ``out_dir/NAME.onnx`` and ``out_dir/NAME.json``.
+
+    Args:
+        model_path: a MaskablePPO ``.zip``; its training card ``model.json`` supplies the rules
+            and the run information unless ``rules`` is given.
+        out_dir: destination folder (created).
+        name: bot name (default ``ppo-<objective>`` or the model file's stem); the card id is
+            ``<rules name>/<name>``.
+        rules: the rules, when the training card does not name them (or to check they match).
+        description: one line for ``greed bots``.
+        objective: what the policy was trained for (``turn``, ``race``, ``duel``, ...);
+            default from the training card.
+        check_positions: random positions on which ONNX and SB3 actions must agree.
+        seed: seed of the position sampler and of the evaluation games.
+        evaluate_games: games per opponent to measure and store in the card (0: none).
+        evaluate_opponents: opponent bot specs (default :func:`default_opponents`).
+        workers: processes for the evaluation games.
+        notes: free text stored in the card (for example what the training run was).
+
+    Raises:
+        BotLoadError: the model does not fit this greed_env or ``rules``;
+            :class:`CorruptBotError` also when the ONNX bot disagrees with the model.
+    """
+    mp = Path(model_path)
+    model, tcard = load_sb3_model(mp)
+    bot_rules = resolve_model_rules(tcard, rules, where=f"model {mp}")
+    catalog = _check_spaces(model, bot_rules, f"model {mp}")
+    objective = objective or _training_field(tcard, "objective") or "unknown"
+    name = name or (f"ppo-{objective}" if objective != "unknown" else mp.stem)
+    if "/" in name or not name:
+        raise ValueError(f"bot name {name!r} must be a non-empty name without '/'")
+    bot_id = f"{bot_rules.name}/{name}"
+    module = _logits_module(model.policy)
+    meta = {
+        "greed_env.bot_id": bot_id,
+        "greed_env.rules_fingerprint": bot_rules.fingerprint,
+        "greed_env.obs_spec_version": str(OBS_SPEC_VERSION),
+        "greed_env.action_catalog_version": str(ACTION_CATALOG_VERSION),
+    }
+    data = _onnx_bytes(module, meta)
+    digest = hashlib.sha256(data).hexdigest()
+    card: dict[str, Any] = {
+        "format": CARD_FORMAT,
+        "card_version": CARD_VERSION,
+        "id": bot_id,
+        "name": name,
+        "kind": "onnx-policy",
+        "description": description
+        or f"MaskablePPO policy ({objective} objective) for {bot_rules.name}, greedy masked actions",
+        "objective": objective,
+        "rules_name": bot_rules.name,
+        "rules_fingerprint": bot_rules.fingerprint,
+        "rules": bot_rules.to_dict(),
+        "obs_spec_version": OBS_SPEC_VERSION,
+        "obs_dim": OBS_DIM,
+        "action_catalog_version": ACTION_CATALOG_VERSION,
+        "num_actions": catalog.n,
+        "onnx": {
+            "file": f"{name}.onnx",
+            "sha256": digest,
+            "bytes": len(data),
+            "input": ONNX_INPUT,
+            "output": ONNX_OUTPUT,
+            "opset": ONNX_OPSET,
+            "graph": "actor logits; mask outside the graph: argmax over legal actions",
+        },
+        "training": _training_summary(tcard, mp, model),
+        "evaluation": [],
+        "export": {},
+    }
+    if notes:
+        card["notes"] = notes
+    bot = OnnxBot(card, data, where=f"exported {bot_id}")
+    result = _check_against_model(model, bot, bot_rules, check_positions, seed)
+    card["export"] = {
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source_model": mp.name,
+        "source_sha256": _sha256_bytes(mp.read_bytes()),
+        "exporter": "torch.onnx.export(dynamo=True)",
+        "equivalence_check": result,
+    }
+    if result["mismatches"]:
+        raise CorruptBotError(
+            f"exported {bot_id}: ONNX greedy actions differ from MaskablePPO.predict on "
+            f"{result['mismatches']} of {result['positions']} positions; nothing written"
+        )
+    out = Path(out_dir)
+    onnx_path = atomic_write_bytes(out / f"{name}.onnx", data)
+    card_path = _write_card(out / f"{name}.json", card)
+    if evaluate_games > 0:
+        from greed_env.bots.tournament import default_opponents, evaluate_bot
+
+        opponents = list(evaluate_opponents or default_opponents(bot_rules))
+        card["evaluation"] = evaluate_bot(
+            str(card_path), bot_rules, opponents, evaluate_games, seed=seed, workers=workers
+        )
+        _write_card(card_path, card)
+    return ExportResult(
+        onnx_path,
+        card_path,
+        card,
+        positions=result["positions"],
+        mismatches=result["mismatches"],
+        max_abs_logit_diff=result["max_abs_logit_diff"],
+    )
+
+
+def _sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _training_field(card: Mapping[str, Any], key: str) -> Any:
+    if key in card:
+        return card[key]
+    for sub in ("args", "config"):
+        inner = card.get(sub)
+        if isinstance(inner, Mapping) and key in inner:
+            return inner[key]
+    return None
+
+
+def _training_summary(card: Mapping[str, Any], model_path: Path, model: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {k: v for k, v in card.items() if k != "_path"}
+    out.setdefault("algorithm", type(model).__name__)
+    out.setdefault("num_timesteps", int(getattr(model, "num_timesteps", 0)))
+    out["card_file"] = card.get("_path")
+    out["model_file"] = model_path.name
+    return out
+
+
+def _check_against_model(
+    model: Any, bot: OnnxBot, rules: Rules, positions: int, seed: int
+) -> dict[str, Any]:
+    import torch
+
+    if positions <= 0:
+        return {"positions": 0, "mismatches": 0, "max_abs_logit_diff": 0.0, "seed": seed}
+    states = sample_positions(rules, positions, np.random.default_rng([seed, 0x0E7]))
+    obs, masks = encode_positions(rules, states)
+    ours = bot.act_batch(obs, masks)
+    theirs, _ = model.predict(obs, action_masks=masks.astype(bool), deterministic=True)
+    module = _logits_module(model.policy)
+    with torch.no_grad():
+        ref = module(torch.from_numpy(obs)).numpy()
+    diff = float(np.max(np.abs(ref - bot.logits(obs)))) if len(obs) else 0.0
+    return {
+        "positions": len(states),
+        "mismatches": int(np.sum(np.asarray(theirs).reshape(-1) != ours)),
+        "max_abs_logit_diff": diff,
+        "seed": seed,
+        "reference": "MaskablePPO.predict(obs, action_masks=mask, deterministic=True)",
+    }
+
+
+def update_card_evaluation(card_path: str | Path, evaluation: list[dict[str, Any]]) -> dict[str, Any]:
+    """Replace the ``evaluation`` list of a bot card (atomically) and return the card.
+
+    Raises:
+        CorruptBotError: the card is unreadable or invalid.
+    """
+    card = read_card(card_path)
+    card["evaluation"] = evaluation
+    _write_card(Path(card_path), card)
+    return card
