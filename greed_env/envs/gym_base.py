@@ -38,7 +38,9 @@ class GreedGymEnv(gym.Env[np.ndarray, np.int64]):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
+                f"render_mode must be None or one of {self.metadata['render_modes']}, got "
+                f"{render_mode!r} (stable-baselines3's make_vec_env asks for 'rgb_array' unless "
+                "env_kwargs gives render_mode=None)"
             )
         self.rules: Rules = env_rules(rules, rules_overrides)
         self.illegal_action = check_illegal_mode(illegal_action)

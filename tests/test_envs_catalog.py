@@ -1,0 +1,218 @@
+"""The action catalog: sizes, exactness of the keep set, and the mask <-> legal_moves bijection."""
+
+from __future__ import annotations
+
+from itertools import combinations_with_replacement
+from typing import Any
+
+import numpy as np
+import pytest
+
+from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.envs.docs import CATALOG_SIZES_DOC, catalog_sizes_table
+from greed_env.rules import (
+    IllegalMove,
+    Move,
+    Phase,
+    Rules,
+    State,
+    apply,
+    apply_roll,
+    current_keep_options,
+    is_chance,
+    is_over,
+    keep_options,
+    legal_moves,
+    new_game,
+    preset,
+    preset_names,
+    sample_roll,
+)
+
+VARIANTS: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in preset_names()] + [
+    ("farkle", {"piggyback": True}),
+    ("ten_thousand", {"six_kind_wins": True, "pair_values": (200, 0, 0, 0, 100, 0)}),
+    ("zilch", {"four_kind_plus_pair": 1500, "two_triplets": 2500}),
+    ("greed", {"entry_scope": "roll", "hot_dice": True}),
+]
+
+
+def _rules(name: str, overrides: dict[str, Any]) -> Rules:
+    return preset(name, **overrides)
+
+
+def test_catalog_sizes_match_docs() -> None:
+    assert catalog_sizes_table() == CATALOG_SIZES_DOC
+
+
+def test_catalog_is_cached_per_rules_and_versioned() -> None:
+    a = ActionCatalog("ten_thousand")
+    assert ActionCatalog(preset("ten_thousand")) is a
+    assert a.version == ACTION_CATALOG_VERSION
+    assert ActionCatalog(preset("ten_thousand", single_values=(100, 0, 0, 0, 50, 60))) is not a
+
+
+@pytest.mark.parametrize("name", ["farkle5", "zilch", "greed"])
+def test_order_free_keeps_are_exactly_the_dice_of_every_keep_option(name: str) -> None:
+    """The catalog's fast enumeration equals collecting KeepOption.dice over every roll."""
+    r = preset(name)
+    seen: set[tuple[int, ...]] = set()
+    for size in range(1, r.num_dice + 1):
+        for roll in combinations_with_replacement(range(1, 7), size):
+            for fresh in (True, False):
+                seen.update(o.dice for o in keep_options(r, roll, fresh=fresh))
+    cat = ActionCatalog(r)
+    keeps = [e.dice for e in cat.entries if e.kind == "keep"]
+    assert set(keeps) == seen and len(keeps) == len(seen)
+    assert keeps == sorted(keeps, key=lambda d: (len(d), d))
+
+
+def test_carry_over_catalog_has_every_multiset_and_large_first_twins() -> None:
+    cat = ActionCatalog("progressive")
+    keeps = [e for e in cat.entries if e.kind == "keep"]
+    assert len(keeps) == 3002 + 28
+    twins = [e for e in keeps if e.large_first]
+    assert all(set(e.dice) == set(range(1, 7)) for e in twins)
+    s = cat.summary()
+    assert s["kinds"] == [
+        "bank",
+        "roll",
+        "roll_for_nothing",
+        "bust",
+        "split",
+        "refuse",
+        "roll_first",
+        "roll_last",
+    ]
+
+
+def test_non_keep_kinds_follow_the_rules() -> None:
+    assert ActionCatalog("greed").summary()["kinds"] == ["bank", "roll", "reroll_all"]
+    assert ActionCatalog(preset("farkle", piggyback=True)).summary()["kinds"] == [
+        "bank",
+        "roll",
+        "piggyback",
+        "fresh",
+    ]
+
+
+def test_index_of_and_labels() -> None:
+    cat = ActionCatalog("progressive")
+    plain = cat.index_of(Move("keep", (1, 1, 1, 2, 3, 4, 5, 6)))
+    large = cat.index_of(Move("keep", (1, 2, 3, 4, 5, 6, 1, 1)))
+    assert plain != large and cat.entries[large].large_first and not cat.entries[plain].large_first
+    assert cat.index_of(Move("keep", (1, 2, 3, 4, 5, 6))) == cat.index_of("keep 1,2,3,4,5,6")
+    assert cat.index_of("bank") == 0 and cat.index_of(Move("roll")) == 1
+    assert cat.labels[large].endswith("(large straight first)")
+    with pytest.raises(KeyError, match="not in the"):
+        ActionCatalog("ten_thousand").index_of(Move("reroll_all"))
+    with pytest.raises(KeyError, match="never legal"):
+        ActionCatalog("ten_thousand").index_of(Move("keep", (2, 3)))
+    rows = cat.table()
+    assert rows[0] == {
+        "index": 0,
+        "kind": "bank",
+        "dice": (),
+        "large_first": False,
+        "label": "bank",
+    }
+    assert [r["index"] for r in rows] == list(range(cat.n))
+
+
+def test_action_to_move_refuses_masked_and_out_of_range_actions() -> None:
+    r = preset("ten_thousand")
+    cat = ActionCatalog(r)
+    s = apply_roll(r, new_game(r, 2, first_player=0), (1, 1, 1, 2, 3, 5))
+    with pytest.raises(IllegalMove, match="not legal"):
+        cat.action_to_move(s, cat.index_of("bank"))
+    for bad in (-1, cat.n, 1.5, "x"):
+        with pytest.raises(IllegalMove):
+            cat.action_to_move(s, bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# bijection over random positions
+
+
+_EIGHT = (1, 5, 2, 2, 3, 4, 6, 6)
+_NOTHING6 = (2, 2, 3, 4, 6, 6)
+
+
+def _split_vote_start(r: Rules) -> State:
+    """Players 0 and 2 of three both go out: the split vote starts (exact-target rules)."""
+    s = new_game(r, 3, first_player=0)._replace(scores=(9850, 0, 9850), entered=(True,) * 3)
+    steps: list[Any] = [_EIGHT, "keep:1,5", "roll_for_nothing", _NOTHING6]
+    steps += [_EIGHT, "keep:1", "bank", _EIGHT, "keep:1,5", "roll_for_nothing", _NOTHING6]
+    for step in steps:
+        if isinstance(step, tuple):
+            s = apply_roll(r, s, step)
+        else:
+            s = apply(r, s, next(m for m in legal_moves(r, s) if str(m) == step))
+    assert s.phase == Phase.SPLIT
+    return s
+
+
+def _check_position(cat: ActionCatalog, r: Rules, s: State) -> list[Move]:
+    mask = cat.mask(s)
+    assert mask.dtype == np.int8 and mask.shape == (cat.n,)
+    moves = legal_moves(r, s)
+    actions = np.flatnonzero(mask)
+    mapped = [cat.action_to_move(s, int(a)) for a in actions]
+    assert len(mapped) == len(set(mapped)) == len(moves), (s, mapped, moves)
+    assert set(mapped) == set(moves)
+    for a, m in zip(actions, mapped, strict=True):
+        assert cat.index_of(m, s) == a
+    opts = current_keep_options(r, s)
+    assert sorted(cat.index_of(o) for o in opts) == sorted(
+        int(a) for a in actions if cat.entries[a].kind == "keep"
+    )
+    masked = np.flatnonzero(mask == 0)
+    if len(masked):
+        with pytest.raises(IllegalMove):
+            cat.action_to_move(s, int(masked[len(masked) // 2]))
+    return mapped
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    VARIANTS,
+    ids=[f"{n}{'+' if o else ''}{'-'.join(o)}" for n, o in VARIANTS],
+)
+def test_unmasked_actions_and_legal_moves_correspond_one_to_one(
+    name: str, overrides: dict[str, Any]
+) -> None:
+    r = _rules(name, overrides)
+    cat = ActionCatalog(r)
+    rng = np.random.default_rng(7)
+    budget = 500 if r.carry_over else 1200
+    positions = 0
+    phases: set[int] = set()
+    game = 0
+    while positions < budget:
+        game += 1
+        if r.tie_rule == "split_vote" and game % 3 == 1:
+            s = _split_vote_start(r)
+        else:
+            n = int(rng.integers(max(2, r.min_players), min(r.max_players, 5) + 1))
+            s = new_game(r, n)
+            if game % 2 == 0:
+                near = tuple(int(x) * 50 for x in rng.integers(150, 200, size=n))
+                s = s._replace(scores=near, entered=(True,) * n)
+        steps = 0
+        while not is_over(s) and steps < 150:
+            if is_chance(s):
+                assert not cat.mask(s).any()
+                s = apply_roll(r, s, sample_roll(r, s, rng))
+                continue
+            mapped = _check_position(cat, r, s)
+            phases.add(s.phase)
+            positions += 1
+            steps += 1
+            s = apply(r, s, mapped[int(rng.integers(len(mapped)))])
+        if is_over(s):
+            assert not cat.mask(s).any()
+    assert {Phase.KEEP, Phase.CONTINUE} <= phases
+    if r.tie_rule == "split_vote":
+        assert {Phase.SPLIT, Phase.ORDER_CHOICE} <= phases
+    if r.piggyback:
+        assert Phase.START in phases
