@@ -205,6 +205,17 @@ def test_greed_reroll_all_free_retry_variant() -> None:
     assert s.turn_total == 50
 
 
+def test_reroll_all_gives_up_the_come_in_keep() -> None:
+    """Regression: with entry_scope='roll', rerolling all kept the 'one keep scored the
+    threshold' mark of the keep it threw away, so a free retry could come in with 100."""
+    r = preset("greed", entry_scope="roll", reroll_all_must_beat=False)
+    s = run(r, new_game(r, 2, first_player=0), (5, 5, 5, 2, 3, 4), "keep:5,5,5", "roll", (1, 2, 3))
+    s = run(r, s, "reroll_all", (1, 2, 3, 4, 6, 6), "keep:1")
+    assert s.turn_total == 100 and not s.entry_met
+    assert moves(r, s) == ["roll"]
+    refused(r, s, "bank", "cannot-bank", match="not on the board yet")
+
+
 def test_voluntary_bust() -> None:
     """002: 'Keep at least one scoring die or you bust and lose everything unbanked that turn.'"""
     r = preset("progressive")

@@ -409,6 +409,7 @@ def apply(rules: Rules, state: State, move: Move) -> State:
                 carry=EMPTY_CARRY,
                 fresh=True,
                 bar=bar if rules.reroll_all_must_beat else -1,
+                entry_met=False,
                 event=f"rerolls all {rules.num_dice} dice, giving up {bar}",
             )
         if kind == "bust" and rules.voluntary_bust and not state.in_rolloff:
