@@ -15,10 +15,13 @@ from greed_env.bots.base import RandomBot, ThresholdBot
 from greed_env.bots.factory import BotSpecError, make_bot
 from greed_env.cli import main
 from greed_env.rules import (
+    Phase,
+    apply,
     apply_roll,
     current_keep_options,
     load,
     new_game,
+    parse_move,
     preset,
     preset_names,
     replay,
@@ -334,3 +337,19 @@ def test_quit_and_rich_output_on_a_terminal(
     assert code == 0 and "game stopped: quit" in text
     assert "roll:" in text and any(face in text for face in "⚀⚁⚂⚃⚄⚅")
     assert "legal moves:" in text
+
+
+def test_phase_hints_explain_the_rarer_decisions() -> None:
+    from greed_env.commands.play_cmd import phase_hint
+
+    prog = preset("progressive")
+    eight = (1, 2, 2, 3, 3, 4, 5, 6)
+    s = new_game(prog, 2, first_player=0)._replace(scores=(9850, 9850), entered=(True, True))
+    s = apply(prog, apply_roll(prog, s, eight), parse_move("keep:1,5"))
+    assert phase_hint(prog, s).startswith("exactly 10000: roll for nothing")
+    split = s._replace(phase=Phase.SPLIT, finishers=(0, 1))
+    assert "split the pot (s) or refuse" in phase_hint(prog, split)
+    assert "roll first" in phase_hint(prog, split._replace(phase=Phase.ORDER_CHOICE))
+    fark = preset("farkle", piggyback=True)
+    start = new_game(fark, 2, first_player=0)._replace(phase=Phase.START, piggy=(700, 2))
+    assert phase_hint(fark, start) == "piggyback on 700 with 2 dice (p) or start fresh (f)"

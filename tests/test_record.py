@@ -20,6 +20,7 @@ from greed_env.rules import (
     Rules,
     load,
     preset,
+    preset_names,
     record_game,
     replay,
     save,
@@ -168,3 +169,12 @@ def test_replay_refuses_tampered_events(tmp_path: Path) -> None:
     doc["events"][0]["player"] = 1  # type: ignore[index]
     with pytest.raises(RecordError, match=r"event 0 .* by player 1"):
         replay(doc)
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_rules_survive_the_json_round_trip(name: str) -> None:
+    """A record stores Rules.to_dict(); reading it back gives the same rules (name included)."""
+    rules = preset(name)
+    back = Rules.from_dict(json.loads(json.dumps(rules.to_dict())))
+    assert back == rules and back.name == name and hash(back) == hash(rules)
+    assert back.straights == rules.straights

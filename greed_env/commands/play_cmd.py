@@ -24,6 +24,7 @@ from greed_env.bots.factory import BotSpecError, make_bot
 from greed_env.commands.rules_cmd import CommandError, add_rules_options, rules_from_args
 from greed_env.rules.config import Rules
 from greed_env.rules.game import (
+    ROLL_FOR_NOTHING,
     IllegalMove,
     Move,
     Phase,
@@ -128,6 +129,9 @@ class Renderer:
             self.line("  roll: " + " ".join(map(str, state.roll)))
         elif state.phase == Phase.CONTINUE:
             self.line(f"  {state.dice} dice to roll")
+        hint = phase_hint(self.rules, state)
+        if hint:
+            self.line("  " + hint)
 
     def scores_text(self, state: State) -> str:
         cells = []
@@ -199,6 +203,26 @@ class RichRenderer(Renderer):
             self.console.print(f"roll: [bold green]{dice}[/]")
         elif state.phase == Phase.CONTINUE:
             self.console.print(f"{state.dice} dice to roll")
+        hint = phase_hint(self.rules, state)
+        if hint:
+            self.console.print(f"[italic]{_esc(hint)}[/]")
+
+
+def phase_hint(rules: Rules, state: State) -> str:
+    """What the player must decide, for the decisions that are not keep / bank / roll."""
+    if state.phase == Phase.START and state.piggy is not None:
+        total, dice = state.piggy
+        return f"piggyback on {total} with {dice} dice (p) or start fresh (f)"
+    if state.phase == Phase.SPLIT:
+        names = ", ".join(f"P{p}" for p in state.finishers)
+        return f"{names} all went out: split the pot (s) or refuse and roll off (no)"
+    if state.phase == Phase.ORDER_CHOICE:
+        return "roll-off: roll first (first) or last (last)"
+    if state.phase == Phase.CONTINUE and legal_moves(rules, state) == [ROLL_FOR_NOTHING]:
+        return f"exactly {rules.target}: roll for nothing (n) and hope no die scores"
+    if state.in_rolloff:
+        return "roll-off: no banking, roll until you bust"
+    return ""
 
 
 def _esc(text: str) -> str:
