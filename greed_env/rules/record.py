@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -330,20 +330,25 @@ def _describe(event: Event) -> str:
 
 
 def save(record: GameRecord, path: str | os.PathLike[str]) -> Path:
-    """Write ``record`` as JSON atomically: a temporary file in the same folder, then
-    :func:`os.replace`, so ``path`` never holds a half-written record. Returns the path."""
+    """Write ``record`` as JSON atomically: a new temporary file in the same folder (created
+    exclusively, with the usual permissions), flushed to disk, then :func:`os.replace`, so
+    ``path`` never holds a half-written record. Returns the path."""
     target = Path(path)
     text = json.dumps(record.to_dict(), indent=1) + "\n"
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    with open(tmp, "x", encoding="utf-8") as fh:
+        try:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        except BaseException:
+            fh.close()
+            tmp.unlink(missing_ok=True)
+            raise
+    try:
         os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return target
 
