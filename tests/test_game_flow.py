@@ -322,6 +322,13 @@ def test_ten_thousand_final_round_can_be_won_by_a_later_player() -> None:
     assert s.phase == Phase.OVER and s.winners == (1,) and returns(s) == (-1.0, 1.0)
 
 
+def test_agreed_lower_target() -> None:
+    """001: 'you can also set a lower or higher target': the target is a field."""
+    r = preset("ten_thousand", target=5000)
+    s = run(r, at_scores(r, (4500, 0)), (5, 5, 5, 1, 2, 3), "keep:1,5,5,5", "bank")
+    assert s.scores[0] == 5100 and s.endgame and s.player == 1
+
+
 def test_greed_ends_at_once_without_final_round() -> None:
     """000: 'The game ends when the first player reaches 10,000 or more points.'"""
     r = preset("greed")

@@ -178,3 +178,15 @@ def test_rules_survive_the_json_round_trip(name: str) -> None:
     back = Rules.from_dict(json.loads(json.dumps(rules.to_dict())))
     assert back == rules and back.name == name and hash(back) == hash(rules)
     assert back.straights == rules.straights
+
+
+def test_failed_write_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_fsync(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError):
+        save(_game(), tmp_path / "game.json")
+    assert list(tmp_path.iterdir()) == []

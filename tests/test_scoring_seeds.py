@@ -391,7 +391,7 @@ def test_seed_game_constants() -> None:
     assert (tt.num_dice, tt.target, tt.entry_threshold, tt.final_round) == (6, 10_000, 1000, True)
     assert (prog.num_dice, prog.target, prog.exact_target) == (8, 10_000, True)
     assert (prog.min_players, prog.max_players) == (1, 8)
-    assert (fark.num_dice, fark.entry_threshold, fark5.num_dice) == (6, 600, 5)
+    assert (fark.num_dice, fark.entry_threshold, fark5.num_dice, fark.min_players) == (6, 600, 5, 2)
     zilch = preset("zilch")
     assert (zilch.min_bank, zilch.bust_penalty_after, zilch.bust_penalty, zilch.nothing_bonus) == (
         300,
