@@ -68,7 +68,9 @@ def wilson_interval(score: float, n: float, z: float = Z95) -> tuple[float, floa
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    lo = 0.0 if score <= 0 else max(0.0, centre - half)
+    hi = 1.0 if score >= n else min(1.0, centre + half)
+    return (lo, hi)
 
 
 def fit_elo(

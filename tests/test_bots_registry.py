@@ -1,0 +1,163 @@
+"""The bot registry: ids, prefixes, heuristics for every preset, solver bots, committed agents."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from greed_env.bots import registry
+from greed_env.bots.base import RandomBot, ThresholdBot
+from greed_env.bots.factory import make_bot
+from greed_env.bots.policy_bots import RulesMismatchError
+from greed_env.cli import main as greed_main
+from greed_env.rules import preset, preset_names
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = ROOT / "agents"
+PACKAGE_BOTS = ROOT / "greed_env" / "data" / "bots"
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_heuristics_exist_for_every_preset(name: str) -> None:
+    ids = {b.id for b in registry.list_bots(name)}
+    for h in registry.HEURISTIC_NAMES:
+        assert f"{name}/{h}" in ids
+    assert isinstance(registry.load(f"{name}/random"), RandomBot)
+
+
+@pytest.mark.parametrize(
+    ("spec", "bank_at", "keep"),
+    [
+        ("ten_thousand/threshold-300", 300, "max-score"),
+        ("bot:greed/threshold-750-keep-most", 750, "keep-most"),
+        ("BOT:farkle/threshold-0-keep-fewest", 0, "keep-fewest"),
+        ("threshold-500", 500, "max-score"),
+        ("threshold:450", 450, "max-score"),
+    ],
+)
+def test_threshold_specs(spec: str, bank_at: int, keep: str) -> None:
+    bot = registry.load(spec)
+    assert isinstance(bot, ThresholdBot)
+    assert (bot.bank_at, bot.keep) == (bank_at, keep)
+
+
+@pytest.mark.parametrize(
+    ("spec", "match"),
+    [
+        ("ten_thousand/nonsense", "known for ten_thousand: .*ten_thousand/random"),
+        ("yahtzee/random", "no rules preset 'yahtzee'"),
+        ("optimal-duel", "give an id <rules>/optimal-duel"),
+        ("ten_thousand/optimal-nothing", "optimal objectives"),
+        ("", "empty bot spec"),
+    ],
+)
+def test_unknown_specs_raise_lookup_errors(spec: str, match: str) -> None:
+    with pytest.raises(registry.UnknownBotError, match=match):
+        registry.load(spec)
+
+
+def test_factory_falls_back_to_the_registry() -> None:
+    rules = preset("ten_thousand")
+    assert make_bot("bot:ten_thousand/threshold-500", rules).bank_at == 500
+    assert make_bot("ten_thousand/threshold-300-keep-most", rules).keep == "keep-most"
+
+
+def test_heuristic_bots_play_any_rules_deterministically() -> None:
+    from greed_env.bots.tournament import play_game
+
+    r = preset("progressive")
+    bots = [registry.load("progressive/threshold-300"), registry.load("random")]
+    a = play_game(r, bots, np.random.default_rng(3), [np.random.default_rng(1), np.random.default_rng(2)])
+    b = play_game(r, bots, np.random.default_rng(3), [np.random.default_rng(1), np.random.default_rng(2)])
+    assert a == b and sum(a) == pytest.approx(1.0)
+
+
+def test_resolve_id() -> None:
+    assert registry.resolve_id(" bot:greed/optimal-turn ") == ("greed", "optimal-turn")
+    assert registry.resolve_id("random") == (None, "random")
+
+
+def _solver_bot_available(rules_name: str, objective: str) -> bool:
+    return registry.optimal_available(preset(rules_name), objective)
+
+
+@pytest.mark.skipif(not _solver_bot_available("ten_thousand", "turn"), reason="solver bot not available")
+def test_optimal_bot_ids_resolve_to_the_solver() -> None:
+    from greed_env.rules import apply_roll, legal_moves, new_game
+
+    r = preset("ten_thousand")
+    bot = registry.load("ten_thousand/optimal-turn", rules=r)
+    s = apply_roll(r, new_game(r, 2, first_player=0), (1, 1, 1, 2, 3, 5))
+    assert bot.act(r, s, np.random.default_rng(0)) in legal_moves(r, s)
+    assert "ten_thousand/optimal-turn" in {b.id for b in registry.list_bots("ten_thousand")}
+    with pytest.raises(RulesMismatchError, match="target"):
+        registry.load("ten_thousand/optimal-turn", rules=r.replace(target=5000))
+    with pytest.raises(RulesMismatchError):
+        bot.act(r.replace(target=5000), s, np.random.default_rng(0))
+
+
+def test_optimal_bots_refused_where_the_solver_does_not_model_the_rules() -> None:
+    r = preset("ten_thousand", piggyback=True)
+    assert not registry.optimal_available(r, "duel")
+    with pytest.raises(registry.UnknownBotError, match="no optimal bot"):
+        registry.load("optimal-duel", rules=r)
+
+
+def _committed_cards() -> list[Path]:
+    cards = []
+    for folder in (AGENTS, PACKAGE_BOTS):
+        if folder.is_dir():
+            cards += [p for p in sorted(folder.glob("*/*.json")) if p.with_suffix(".onnx").is_file()]
+    return cards
+
+
+@pytest.mark.parametrize("card", _committed_cards(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.stem}")
+def test_committed_bot_cards_are_complete_and_match_their_onnx(card: Path) -> None:
+    data = json.loads(card.read_text())
+    assert data["id"] == f"{card.parent.name}/{card.stem}"
+    onnx_bytes = card.with_suffix(".onnx").read_bytes()
+    assert hashlib.sha256(onnx_bytes).hexdigest() == data["onnx"]["sha256"]
+    assert len(onnx_bytes) < 1_000_000
+    assert data["evaluation"], "committed bots carry their measured strength"
+    assert data["training"], "committed bots say how they were trained"
+    pytest.importorskip("onnxruntime")
+    bot = registry.load(str(card), rules=preset(card.parent.name))
+    assert bot.name == data["id"]
+
+
+def test_shipped_bots_equal_the_agents_folder() -> None:
+    shipped = {p.relative_to(PACKAGE_BOTS) for p in PACKAGE_BOTS.glob("*/*.*")} if PACKAGE_BOTS.is_dir() else set()
+    for rel in sorted(shipped):
+        if rel.suffix in (".onnx", ".json"):
+            assert (AGENTS / rel).is_file(), f"{rel} is shipped but not in agents/"
+            assert (AGENTS / rel).read_bytes() == (PACKAGE_BOTS / rel).read_bytes(), f"{rel} differs from agents/"
+
+
+def test_broken_card_is_listed_with_its_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    d = tmp_path / "ten_thousand"
+    d.mkdir()
+    (d / "broken.json").write_text("{not json")
+    (d / "broken.onnx").write_bytes(b"\x00")
+    monkeypatch.setenv(registry.BOTS_PATH_ENV, str(tmp_path))
+    info = {b.id: b for b in registry.list_bots("ten_thousand")}["ten_thousand/broken"]
+    assert "invalid JSON" in info.problem
+    from greed_env.bots.policy_bots import CorruptBotError
+
+    with pytest.raises(CorruptBotError, match="invalid JSON"):
+        registry.load("ten_thousand/broken")
+
+
+def test_greed_bots_lists_and_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    assert greed_main(["bots", "--rules", "greed", "--plain"]) == 0
+    out = capsys.readouterr().out
+    assert "greed/threshold-300" in out and "measured strength" in out
+    assert greed_main(["bots", "--rules", "greed", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {"id", "rules", "kind", "strength"} <= rows[0].keys()
+    assert greed_main(["bots", "show", "greed/random"]) == 0
+    assert json.loads(capsys.readouterr().out)["kind"] == "heuristic"
+    assert greed_main(["bots", "--rules", "yahtzee"]) == 2
