@@ -16,6 +16,7 @@ from greed_env.bots.factory import BotSpecError, make_bot
 from greed_env.cli import main
 from greed_env.rules import (
     Phase,
+    Rules,
     apply,
     apply_roll,
     current_keep_options,
@@ -183,8 +184,28 @@ def test_make_bot_falls_back_to_the_registry(monkeypatch: pytest.MonkeyPatch) ->
     registry.load = load  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "greed_env.bots.registry", registry)
     assert make_bot("fancy", preset("greed")) is known
-    with pytest.raises(BotSpecError, match=r"unknown bot 'plain'.*no bot named 'plain'"):
+    with pytest.raises(BotSpecError, match=r"no bot named 'plain'; built-in kinds: random"):
         make_bot("plain", preset("greed"))
+
+
+def test_make_bot_passes_the_rules_to_a_registry_that_takes_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    registry = types.ModuleType("greed_env.bots.registry")
+    seen: list[Rules | None] = []
+
+    def load(spec: str, rules: Rules | None = None) -> RandomBot:
+        seen.append(rules)
+        if rules is not None and rules.name != "farkle":
+            raise ValueError("made for the farkle preset")
+        return RandomBot(name=spec)
+
+    registry.load = load  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "greed_env.bots.registry", registry)
+    assert make_bot("farkle/x", preset("farkle")).name == "farkle/x"
+    with pytest.raises(BotSpecError, match=r"bot 'farkle/x': made for the farkle preset"):
+        make_bot("farkle/x", preset("greed"))
+    assert [r.name for r in seen if r is not None] == ["farkle", "greed"]
 
 
 # ------------------------------------------------------------------------------------------

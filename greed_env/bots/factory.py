@@ -5,7 +5,8 @@ Built-in kinds:
 * ``random``: :class:`RandomBot`, a uniformly random legal move;
 * ``threshold`` or ``threshold:N``: :class:`ThresholdBot` banking at ``N`` points (default 300).
 
-Any other spec goes to ``greed_env.bots.registry.load(spec)`` when that module exists, so
+Any other spec goes to ``greed_env.bots.registry.load(spec, rules=rules)`` (``rules`` passed
+when the registry's ``load`` takes it) when that module exists, so
 registered bots (exact solvers, trained policies) are reachable by name without this module
 knowing them. An unknown spec raises :class:`BotSpecError` naming the spec and what is known.
 
@@ -19,6 +20,7 @@ knowing them. An unknown spec raises :class:`BotSpecError` naming the spec and w
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 
 from greed_env.bots.base import Bot, RandomBot, ThresholdBot
@@ -81,11 +83,14 @@ def make_bot(spec: str, rules: Rules) -> Bot:
         if exc.name != REGISTRY_MODULE:
             raise
         raise BotSpecError(f"unknown bot {text!r}; known kinds: {_known()}") from None
+    takes_rules = "rules" in inspect.signature(registry.load).parameters
     try:
-        return registry.load(text)
-    except (KeyError, LookupError, ValueError) as exc:
-        detail = exc.args[0] if exc.args else exc
-        raise BotSpecError(f"unknown bot {text!r}: {detail}; built-in kinds: {_known()}") from None
+        return registry.load(text, rules=rules) if takes_rules else registry.load(text)
+    except (LookupError, ValueError) as exc:
+        detail = str(exc.args[0] if exc.args else exc)
+        if text not in detail:
+            detail = f"bot {text!r}: {detail}"
+        raise BotSpecError(f"{detail}; built-in kinds: {_known()}") from None
 
 
 def _known() -> str:
