@@ -128,7 +128,7 @@ class Renderer:
         if state.phase == Phase.KEEP:
             self.line("  roll: " + " ".join(map(str, state.roll)))
         elif state.phase == Phase.CONTINUE:
-            self.line(f"  {state.dice} dice to roll")
+            self.line(f"  {_dice(state.dice)} to roll")
         hint = phase_hint(self.rules, state)
         if hint:
             self.line("  " + hint)
@@ -202,7 +202,7 @@ class RichRenderer(Renderer):
             dice = "  ".join(f"{DIE_FACES[f - 1]} {f}" for f in state.roll)
             self.console.print(f"roll: [bold green]{dice}[/]")
         elif state.phase == Phase.CONTINUE:
-            self.console.print(f"{state.dice} dice to roll")
+            self.console.print(f"{_dice(state.dice)} to roll")
         hint = phase_hint(self.rules, state)
         if hint:
             self.console.print(f"[italic]{_esc(hint)}[/]")
@@ -225,6 +225,10 @@ def phase_hint(rules: Rules, state: State) -> str:
     return ""
 
 
+def _dice(n: int) -> str:
+    return f"{n} die" if n == 1 else f"{n} dice"
+
+
 def _esc(text: str) -> str:
     from rich.markup import escape
 
@@ -235,7 +239,7 @@ def _event_suffix(state: State) -> str:
     if is_over(state):
         return ""
     if state.phase == Phase.CONTINUE:
-        return f" (turn total {state.turn_total}, {state.dice} dice left)"
+        return f" (turn total {state.turn_total}, {_dice(state.dice)} left)"
     return ""
 
 
