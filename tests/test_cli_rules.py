@@ -374,3 +374,13 @@ def test_phase_hints_explain_the_rarer_decisions() -> None:
     fark = preset("farkle", piggyback=True)
     start = new_game(fark, 2, first_player=0)._replace(phase=Phase.START, piggy=(700, 2))
     assert phase_hint(fark, start) == "piggyback on 700 with 2 dice (p) or start fresh (f)"
+
+
+def test_play_refuses_a_record_path_in_a_missing_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "no" / "such" / "game.json"
+    code, out, err = cli(capsys, *BOTS, "--record", str(target))
+    assert code == 2 and out == "" and "the folder does not exist" in err
+    code, _, err = cli(capsys, *BOTS, "--first-player", "3")
+    assert code == 2 and "--first-player must be a seat 0..2" in err

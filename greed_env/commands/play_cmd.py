@@ -15,6 +15,7 @@ import secrets
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -314,6 +315,8 @@ def _play(args: argparse.Namespace) -> int:
     n = len(seats)
     if args.first_player is not None and not 0 <= args.first_player < n:
         return _fail("play", f"--first-player must be a seat 0..{n - 1}")
+    if args.record and not Path(args.record).absolute().parent.is_dir():
+        return _fail("play", f"--record {args.record!r}: the folder does not exist")
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     labels = [s.label for s in seats]
     rec = Recorder(rules, n, args.first_player, seed, labels)
