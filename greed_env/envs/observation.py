@@ -263,14 +263,9 @@ def encode_observation(
         raise ValueError(
             f"observation buffer must be float32 of shape ({OBS_DIM},), got {out.dtype} {out.shape}"
         )
-    v = [0.0] * OBS_DIM
+    v = _template(rules, n)
     target = float(rules.target)
     nd = float(rules.num_dice)
-    v[_I_NUM_DICE] = nd / 8.0
-    v[_I_NUM_DICE + 1] = n / 8.0
-    v[_I_NUM_DICE + 2] = float(rules.exact_target)
-    v[_I_NUM_DICE + 3] = _clip(rules.entry_threshold / target, 0.0, 1.0)
-    v[_I_NUM_DICE + 4] = _clip(rules.min_bank / target, 0.0, 1.0)
     phase = state.phase
     if phase == Phase.KEEP:
         for f in state.roll:
@@ -294,7 +289,6 @@ def encode_observation(
     scores, entered, streaks = state.scores, state.entered, state.streaks
     for k in range(min(n, MAX_SEATS)):
         p = (me + k) % n
-        v[_I_PRESENT + k] = 1.0
         v[_I_SCORE + k] = _clip(scores[p] / target, -1.0, 2.0)
         if entered[p]:
             v[_I_ENTERED + k] = 1.0
@@ -339,3 +333,23 @@ def encode_observation(
 
 
 _NO_SETS = (0, 0, 0, 0, 0, 0)
+_TEMPLATES: dict[tuple[Rules, int], list[float]] = {}
+
+
+def _template(rules: Rules, n: int) -> list[float]:
+    """A fresh list holding the entries fixed by the rules and the number of seats."""
+    base = _TEMPLATES.get((rules, n))
+    if base is None:
+        target = float(rules.target)
+        base = [0.0] * OBS_DIM
+        base[_I_NUM_DICE] = rules.num_dice / 8.0
+        base[_I_NUM_DICE + 1] = n / 8.0
+        base[_I_NUM_DICE + 2] = float(rules.exact_target)
+        base[_I_NUM_DICE + 3] = _clip(rules.entry_threshold / target, 0.0, 1.0)
+        base[_I_NUM_DICE + 4] = _clip(rules.min_bank / target, 0.0, 1.0)
+        for k in range(min(n, MAX_SEATS)):
+            base[_I_PRESENT + k] = 1.0
+        if len(_TEMPLATES) > 4096:
+            _TEMPLATES.clear()
+        _TEMPLATES[(rules, n)] = base
+    return base.copy()
