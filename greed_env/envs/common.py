@@ -184,7 +184,7 @@ def render_text(
     seats = []
     for p in range(n):
         mark = "*" if p == state.player and phase != Phase.OVER else " "
-        you = " you" if p == seat else ""
+        you = " (you)" if p == seat else ""
         entered = "" if state.entered[p] else " (not in)"
         seats.append(f"{mark}P{p}{you} {state.scores[p]:,}{entered}")
     lines.append("  scores: " + " | ".join(seats))
