@@ -17,7 +17,7 @@ def main() -> None:
     rules = preset("ten_thousand")
     catalog = ActionCatalog(rules)
     env = gym.make("greed_env/Solitaire-v0", rules=rules, objective="turn", render_mode="ansi")
-    obs, info = env.reset(seed=7)
+    _, info = env.reset(seed=7)
     rng = np.random.default_rng(7)
     total = 0.0
     for step in range(50):
@@ -26,7 +26,7 @@ def main() -> None:
         names = [catalog.entries[int(a)].label for a in legal]
         print(f"step {step}: legal actions {dict(zip(legal.tolist(), names, strict=True))}")
         action = int(rng.choice(legal))
-        obs, reward, terminated, truncated, info = env.step(action)
+        _obs, reward, terminated, truncated, info = env.step(action)
         total += float(reward)
         print(f"  took {action} -> reward {reward:+.3f}")
         if terminated or truncated:

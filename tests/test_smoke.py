@@ -3,7 +3,17 @@
 import numpy as np
 import pytest
 
-from greed_env.rules import apply, apply_roll, is_chance, is_over, legal_moves, new_game, preset, preset_names, sample_roll
+from greed_env.rules import (
+    apply,
+    apply_roll,
+    is_chance,
+    is_over,
+    legal_moves,
+    new_game,
+    preset,
+    preset_names,
+    sample_roll,
+)
 
 
 @pytest.mark.parametrize("name", preset_names())

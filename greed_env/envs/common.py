@@ -32,12 +32,12 @@ from greed_env.rules import (
     State,
     apply,
     apply_roll,
+    forfeit_turn,
     is_chance,
     legal_moves,
     resolve_rules,
     sample_roll,
 )
-from greed_env.rules import game as _game
 
 __all__ = [
     "ILLEGAL_ACTION_MODES",
@@ -85,7 +85,7 @@ def forfeit(rules: Rules, state: State) -> State:
     played instead.
     """
     if state.phase in _TURN_PHASES:
-        return _game._end_turn(rules, state, "forfeits the turn (illegal action)", bust=True)
+        return forfeit_turn(rules, state, "forfeits the turn (illegal action)")
     moves = legal_moves(rules, state)
     if not moves:
         raise IllegalMove("no decision to forfeit: chance node or game over", rule="phase")

@@ -65,6 +65,7 @@ __all__ = [
     "apply_roll",
     "chance_outcomes",
     "current_keep_options",
+    "forfeit_turn",
     "is_chance",
     "is_over",
     "legal_moves",
@@ -395,6 +396,8 @@ def apply(rules: Rules, state: State, move: Move) -> State:
         raise IllegalMove("the game is over", rule="game-over")
     if not isinstance(move, Move):
         move = parse_move(str(move))
+    elif not isinstance(move.taps, tuple):
+        move = Move(move.kind, _as_faces(move.taps))
     kind = move.kind
     if ph == Phase.KEEP:
         if kind == "keep":
@@ -585,6 +588,8 @@ def _read_unlisted_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> KeepRe
 
 def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) -> State:
     """Apply a chance outcome (any order of faces; it is sorted)."""
+    if not (type(roll) is tuple and all(type(f) is int for f in roll)):
+        roll = _as_faces(roll)
     roll = tuple(sorted(roll))
     if state.phase == Phase.ORDER_ROLL:
         if len(roll) != 1 or roll[0] not in range(1, 7):
@@ -672,6 +677,19 @@ def _go_out(rules: Rules, s: State, event: str) -> State:
     return _next_turn(rules, s2, piggy=None)
 
 
+def forfeit_turn(rules: Rules, state: State, reason: str = "forfeits the turn") -> State:
+    """End the acting player's turn as a bust (environments use it for an illegal action).
+
+    In a roll-off the points held so far become the roll-off score, as at any bust. Raises
+    :class:`IllegalMove` outside the turn phases (START, ROLL, KEEP, CONTINUE).
+    """
+    if state.phase not in (Phase.START, Phase.ROLL, Phase.KEEP, Phase.CONTINUE):
+        raise IllegalMove(
+            f"no turn to forfeit in phase {Phase(state.phase).name}", rule="phase"
+        )
+    return _end_turn(rules, state._replace(for_nothing=False), reason, bust=True)
+
+
 def _end_turn(rules: Rules, s: State, event: str, bust: bool) -> State:
     """The turn ends without banking (bust, failed reroll, overshoot, stranded)."""
     p = s.player
@@ -756,6 +774,16 @@ def returns(state: State) -> tuple[float, ...]:
     if state.phase != Phase.OVER:
         return (0.0,) * n
     return tuple(n * x - 1.0 for x in state.shares)
+
+
+def _as_faces(values: Any) -> tuple[int, ...]:
+    """Faces given as any iterable of integers (numpy integers too); anything else is refused."""
+    import operator
+
+    try:
+        return tuple(operator.index(f) for f in values)
+    except TypeError:
+        raise IllegalMove(f"dice must be integers 1..6, got {values!r}", rule="face") from None
 
 
 def _set(t: tuple[Any, ...], i: int, v: Any) -> tuple[Any, ...]:

@@ -335,24 +335,25 @@ def _reading_key(r: _Reading) -> tuple[int, int, int]:
 
 
 def _no_score_message(counts: Counts) -> str:
-    dice = ", ".join(str(d) for d in _dice_of(counts))
-    return f"every kept die must score: {dice} score nothing in this keep"
+    dice = _dice_of(counts)
+    verb = "scores" if len(dice) == 1 else "score"
+    return f"every kept die must score: {', '.join(map(str, dice))} {verb} nothing in this keep"
 
 
 def _explain_failure(rules: Rules, counts: Counts, order_free: bool, carry: Carry) -> str:
-    """Name the dice that cannot be placed in any combination (for the error message)."""
-    bad = list(counts)
-    for i in range(6):
-        if not counts[i]:
-            continue
-        trial = list(counts)
-        trial[i] -= 1
-        # a die is "dead" if removing one of it makes the rest readable
-        if _best_partition(rules, tuple(trial), order_free, carry.fills, carry.pairs) is not None:  # type: ignore[arg-type]
-            bad = [0] * 6
-            bad[i] = 1
+    """Name the fewest dice whose removal leaves a readable keep (for the error message)."""
+    subs = sorted(_submultisets(counts), key=sum)
+    for removed in subs:
+        rest = tuple(c - r for c, r in zip(counts, removed, strict=True))
+        if not any(rest):
             break
-    return _no_score_message(tuple(bad))  # type: ignore[arg-type]
+        if order_free:
+            ok = _best_partition(rules, rest, True, (), ()) is not None  # type: ignore[arg-type]
+        else:
+            ok = _read_taps(rules, _dice_of(rest), carry) is not None  # type: ignore[arg-type]
+        if ok:
+            return _no_score_message(removed)
+    return _no_score_message(counts)
 
 
 # -----------------------------------------------------------------------------------------
@@ -388,6 +389,18 @@ def read_keep(
             f"cannot keep {len(taps)} dice with {rules.num_dice} in play", rule="too-many-dice"
         )
     counts = counts_of(taps)
+    result = _read(rules, taps, counts, carry, fresh)
+    if result is None:
+        raise IllegalKeep(
+            _explain_failure(rules, counts, not rules.carry_over, carry), rule="dead-die"
+        )
+    return result
+
+
+def _read(
+    rules: Rules, taps: tuple[int, ...], counts: Counts, carry: Carry, fresh: bool
+) -> KeepResult | None:
+    """The reading of a keep of valid faces, or None if a kept die scores nothing."""
     if rules.carry_over:
         result = _read_taps(rules, taps, carry)
     else:
@@ -398,9 +411,7 @@ def read_keep(
         if full and rules.nothing_bonus and not has_scoring_keep(rules, tuple(sorted(taps)), carry):
             part = Part("nothing scores", tuple(sorted(taps)), rules.nothing_bonus)
             return KeepResult(rules.nothing_bonus, carry, (part,))
-        raise IllegalKeep(
-            _explain_failure(rules, counts, not rules.carry_over, carry), rule="dead-die"
-        )
+        return None
     if full and rules.all_dice_bonus:
         part = Part(f"all {rules.num_dice} dice", (), rules.all_dice_bonus)
         result = result._replace(
@@ -503,9 +514,8 @@ def keep_options(
             else [(_dice_of(sub), False)]
         )
         for taps, large_first in orders:
-            try:
-                res = read_keep(rules, taps, carry, fresh and len(roll) == rules.num_dice)
-            except IllegalKeep:
+            res = _read(rules, taps, sub, carry, fresh and len(roll) == rules.num_dice)
+            if res is None:
                 continue
             dice = _dice_of(sub)
             key = (dice, res.score, res.carry, res.wins)
