@@ -1,0 +1,405 @@
+"""Batches of games and of episodes as arrays, driven by the numba kernels.
+
+* :class:`BatchGame`: ``N`` independent games at the level of :mod:`greed_env.rules.game`
+  (chance and decisions applied explicitly), for tests and tools;
+* :class:`EpisodeBatch`: ``N`` Solitaire or Duel episodes stepped in lockstep, the engine of
+  the Gymnasium and SB3 vector environments. Dice codes and uniforms come from a
+  ``numpy.random.Generator`` owned by the batch, seeded by :meth:`EpisodeBatch.reset`.
+
+>>> import numpy as np
+>>> g = BatchGame("ten_thousand", num_games=3, num_players=2)
+>>> g.new_games(first_player=0)
+>>> g.apply_rolls(np.array([0, 0, 0]))          # code 0: six 1s
+>>> g.roll(0), g.masks().sum(axis=1).tolist()
+((1, 1, 1, 1, 1, 1), [6, 6, 6])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from greed_env.bots.base import Bot, RandomBot, ThresholdBot
+from greed_env.envs.common import make_opponent
+from greed_env.envs.observation import OBS_DIM
+from greed_env.rules import Phase, Rules
+from greed_env.vector import kernels as K
+from greed_env.vector.tables import VectorTables, VectorUnsupportedError, vector_tables
+
+__all__ = ["BatchGame", "EpisodeBatch", "opponent_params"]
+
+PARALLEL_MIN_BATCH = 256
+"""Batches at least this large step on numba's thread pool (smaller ones on one thread)."""
+
+_KEEP_STYLES = {
+    "max-score": K.KEEP_MAX_SCORE,
+    "keep-most": K.KEEP_MOST,
+    "keep-fewest": K.KEEP_FEWEST,
+}
+
+
+def _as_rows(rows: np.ndarray | None, n: int) -> np.ndarray:
+    if rows is None:
+        return np.ones(n, dtype=np.bool_)
+    out = np.asarray(rows, dtype=np.bool_)
+    if out.shape != (n,):
+        raise ValueError(f"rows must be a bool array of shape ({n},), got {out.shape}")
+    return out
+
+
+class BatchGame:
+    """``num_games`` games of ``num_players`` seats under one rules configuration.
+
+    Row ``i`` mirrors a :class:`greed_env.rules.State`; :meth:`fields` lists its fields in
+    the reference's terms. Actions are catalog ids; rolls are codes (see
+    :mod:`greed_env.vector.tables`).
+
+    Raises:
+        VectorUnsupportedError: rules the vector engine does not model.
+    """
+
+    def __init__(self, rules: Rules | str | None, num_games: int, num_players: int = 2) -> None:
+        self.tables: VectorTables = vector_tables(rules)
+        self.rules = self.tables.rules
+        if not 1 <= num_players <= K.MAX_PLAYERS:
+            raise ValueError(f"num_players must be 1..{K.MAX_PLAYERS}, got {num_players}")
+        self.num_games = int(num_games)
+        self.num_players = num_players
+        self.S = np.zeros((self.num_games, K.N_COLS), dtype=np.int64)
+        self._T = self.tables.kernel_args()
+        self._scratch = np.zeros((self.num_games, self.tables.max_options + 4), dtype=np.int64)
+        self.new_games()
+
+    def new_games(self, first_player: int | None = None, rows: np.ndarray | None = None) -> None:
+        """``new_game(rules, num_players, first_player)`` in every flagged row."""
+        fp = -1 if first_player is None else int(first_player)
+        K.batch_new_games(
+            self.S, _as_rows(rows, self.num_games), self.num_players, fp, self.tables.cfg
+        )
+
+    @property
+    def phase(self) -> np.ndarray:
+        return self.S[:, K.C_PHASE]
+
+    def chance_rows(self) -> np.ndarray:
+        """Rows at a chance node (the who-starts roll or a roll of the dice)."""
+        ph = self.phase
+        return (ph == Phase.ROLL) | (ph == Phase.ORDER_ROLL)
+
+    def decision_rows(self) -> np.ndarray:
+        """Rows waiting for a decision."""
+        ph = self.phase
+        return (ph == Phase.KEEP) | (ph == Phase.CONTINUE)
+
+    def apply_rolls(self, codes: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """Roll every flagged row (each must be at a chance node) with ``codes[i]``."""
+        rows = _as_rows(rows, self.num_games)
+        if np.any(rows & ~self.chance_rows()):
+            raise ValueError("apply_rolls: a flagged row is not at a chance node")
+        K.batch_apply_rolls(self.S, rows, np.asarray(codes, dtype=np.int64), self._T)
+
+    def apply_actions(self, actions: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Play ``actions[i]`` in every flagged row; returns which were illegal (forfeited)."""
+        rows = _as_rows(rows, self.num_games)
+        if np.any(rows & ~self.decision_rows()):
+            raise ValueError("apply_actions: a flagged row is not at a decision")
+        illegal = np.zeros(self.num_games, dtype=np.bool_)
+        K.batch_apply_actions(self.S, rows, np.asarray(actions, dtype=np.int64), illegal, self._T)
+        return illegal
+
+    def masks(self) -> np.ndarray:
+        """``(N, n_actions)`` int8 legal masks (zeros at chance and terminal rows)."""
+        out = np.zeros((self.num_games, self.tables.n_actions), dtype=np.int8)
+        K.batch_masks(self.S, out, self._scratch, self._T)
+        return out
+
+    def observations(self, seats: np.ndarray | None = None) -> np.ndarray:
+        """``(N, OBS_DIM)`` float32 observations from ``seats`` (default: the player to act)."""
+        seats = self.S[:, K.C_PLAYER] if seats is None else np.asarray(seats, dtype=np.int64)
+        out = np.zeros((self.num_games, OBS_DIM), dtype=np.float32)
+        K.batch_observations(self.S, seats, self.tables.obs_index, out, self._T)
+        return out
+
+    def roll(self, i: int) -> tuple[int, ...]:
+        """The dice showing in row ``i`` (empty outside the KEEP phase)."""
+        r = int(self.S[i, K.C_ROLL])
+        return () if r < 0 else self.tables.roll_of(r)
+
+    def fields(self, i: int) -> dict[str, Any]:
+        """Row ``i`` as the reference :class:`~greed_env.rules.State` fields it models.
+
+        ``final_left`` is in the reference's order (the owed seats after the player to act).
+        """
+        return row_fields(self.S, i, self.tables)
+
+
+def row_fields(S: np.ndarray, i: int, tables: VectorTables) -> dict[str, Any]:
+    """The reference-state fields of row ``i`` of a game array (see :meth:`BatchGame.fields`)."""
+    row = S[i]
+    n = int(row[K.C_NPLAYERS])
+    seat = range(n)
+    p = int(row[K.C_PLAYER])
+    r = int(row[K.C_ROLL])
+    owed = tuple(q for k in range(n) if row[K.B_OWED + (q := (p + k) % n)])
+    cont = int(row[K.C_CONTENDERS])
+    contenders = tuple(q for q in seat if cont >> q & 1)
+    norder = int(row[K.C_NORDER])
+    winners = tuple(q for q in seat if int(row[K.C_WINNERS]) >> q & 1)
+    over = int(row[K.C_PHASE]) == Phase.OVER
+    return {
+        "phase": int(row[K.C_PHASE]),
+        "player": p,
+        "scores": tuple(int(row[K.B_SCORE + q]) for q in seat),
+        "entered": tuple(bool(row[K.B_ENTERED + q]) for q in seat),
+        "streaks": tuple(int(row[K.B_STREAK + q]) for q in seat),
+        "turns": tuple(int(row[K.B_TURNS + q]) for q in seat),
+        "turn_total": int(row[K.C_TOTAL]),
+        "dice": int(row[K.C_DICE]),
+        "roll": () if r < 0 else tables.roll_of(r),
+        "fresh": bool(row[K.C_FRESH]),
+        "bar": int(row[K.C_BAR]),
+        "entry_met": bool(row[K.C_ENTRY_MET]),
+        "rounds": int(row[K.C_ROUNDS]),
+        "endgame": bool(row[K.C_ENDGAME]),
+        "final_left": owed,
+        "contenders": contenders,
+        "order_rolls": tuple(int(row[K.B_ORDER + q]) for q in contenders[:norder]),
+        "winners": winners if over else (),
+    }
+
+
+def opponent_params(spec: Bot | str | None, rules: Rules) -> tuple[int, int, int, int]:
+    """The kernel form ``(kind, bank_at, keep_style, min_dice)`` of an opponent bot.
+
+    ``spec`` is resolved like the Duel environment's ``opponent`` argument; the vector engine
+    plays :class:`~greed_env.bots.base.RandomBot` and
+    :class:`~greed_env.bots.base.ThresholdBot` (any parameters).
+
+    Raises:
+        VectorUnsupportedError: any other bot.
+    """
+    bot = make_opponent(spec, rules)
+    if type(bot) is RandomBot:
+        return K.OPP_RANDOM, 0, 0, 0
+    if type(bot) is ThresholdBot:
+        if bot.keep not in _KEEP_STYLES:
+            raise VectorUnsupportedError(f"ThresholdBot keep style {bot.keep!r} is unknown")
+        return K.OPP_THRESHOLD, int(bot.bank_at), _KEEP_STYLES[bot.keep], int(bot.min_dice)
+    raise VectorUnsupportedError(
+        f"the vector engine plays RandomBot and ThresholdBot opponents in numba, not {bot!r}"
+    )
+
+
+class EpisodeBatch:
+    """``num_envs`` Solitaire or Duel episodes stepped together (the vector envs' engine).
+
+    Args:
+        rules: preset name or :class:`~greed_env.rules.Rules` (order-free rules only).
+        num_envs: episodes in the batch.
+        mode: ``"turn"`` / ``"race"`` (Solitaire objectives) or ``"duel"``.
+        num_players: seats of a duel (1 for Solitaire).
+        seat: the learner's fixed seat in a duel, or None to draw it per episode.
+        opponent: the duel opponent (see :func:`opponent_params`).
+        max_steps, max_turns: Solitaire truncation limits (``turn`` / ``race``).
+        reward_scale: points-to-reward factor of ``turn``.
+        illegal_reward: reward of an illegal action (which forfeits the turn).
+        same_step: autoreset inside the step that ends an episode (else on the next step).
+        buffer_size: ring-buffer slots of dice codes (and uniforms) per episode.
+        parallel: use numba's thread pool (None: when ``num_envs >= PARALLEL_MIN_BATCH``).
+
+    After :meth:`step`, ``obs``, ``mask``, ``rewards``, ``terminated``, ``truncated``,
+    ``illegal``, ``done`` and ``final_obs`` (rows of the episodes that ended) hold the
+    results; they are overwritten by the next step.
+    """
+
+    def __init__(
+        self,
+        rules: Rules | str | None,
+        num_envs: int,
+        mode: str = "turn",
+        num_players: int = 1,
+        seat: int | None = None,
+        opponent: Bot | str | None = "threshold",
+        max_steps: int = 1000,
+        max_turns: int = 200,
+        reward_scale: float = 1e-3,
+        illegal_reward: float = -1.0,
+        same_step: bool = True,
+        buffer_size: int = 64,
+        parallel: bool | None = None,
+    ) -> None:
+        modes = {"turn": K.MODE_TURN, "race": K.MODE_RACE, "duel": K.MODE_DUEL}
+        if mode not in modes:
+            raise ValueError(f"mode must be one of {sorted(modes)}, got {mode!r}")
+        if not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if buffer_size < 8:
+            raise ValueError("buffer_size must be at least 8")
+        self.tables = vector_tables(rules)
+        self.rules = self.tables.rules
+        self.num_envs = num_envs
+        self.mode = mode
+        n_players = num_players if mode == "duel" else 1
+        if mode == "duel" and not 2 <= n_players <= K.MAX_PLAYERS:
+            raise ValueError(f"a duel needs 2..{K.MAX_PLAYERS} players, got {num_players}")
+        ep = np.zeros(K.EP_SIZE, dtype=np.int64)
+        ep[K.EP_MODE] = modes[mode]
+        ep[K.EP_NPLAYERS] = n_players
+        ep[K.EP_FIXED_SEAT] = -1 if seat is None else int(seat)
+        ep[K.EP_MAX_STEPS] = max_steps
+        ep[K.EP_MAX_TURNS] = max_turns
+        ep[K.EP_AUTORESET] = int(same_step)
+        self.uses_uniforms = False
+        if mode == "duel":
+            kind, bank_at, style, min_dice = opponent_params(opponent, self.rules)
+            ep[K.EP_OPPONENT] = kind
+            ep[K.EP_BANK_AT] = bank_at
+            ep[K.EP_KEEP_STYLE] = style
+            ep[K.EP_MIN_DICE] = min_dice
+            self.uses_uniforms = kind == K.OPP_RANDOM or seat is None
+        self._ep = ep
+        self._fp = np.array([reward_scale, illegal_reward], dtype=np.float64)
+        self.parallel = num_envs >= PARALLEL_MIN_BATCH if parallel is None else bool(parallel)
+        n = num_envs
+        self.S = np.zeros((n, K.N_COLS), dtype=np.int64)
+        self.E = np.zeros((n, K.E_COLS), dtype=np.int64)
+        self._codes = np.zeros((n, buffer_size), dtype=np.int64)
+        self._unif = np.zeros((n, buffer_size if self.uses_uniforms else 1), dtype=np.float64)
+        self._code_high = 6**self.tables.num_dice
+        self._low_water = buffer_size // 2
+        self.obs = np.zeros((n, OBS_DIM), dtype=np.float32)
+        self.final_obs = np.zeros((n, OBS_DIM), dtype=np.float32)
+        self.mask = np.zeros((n, self.tables.n_actions), dtype=np.int8)
+        self.rewards = np.zeros(n, dtype=np.float64)
+        self._pending = np.zeros(n, dtype=np.float64)
+        self._scratch = np.zeros((n, self.tables.max_options + 4), dtype=np.int64)
+        self._T = self.tables.kernel_args()
+        self._oi = self.tables.obs_index
+        self._rng = np.random.default_rng()
+        self.draw_log: list[tuple[str, np.ndarray, np.ndarray]] | None = None
+        """When a list, every refill appends ``(kind, per-row counts, draws)`` (tests)."""
+        self._step = K.step_parallel if self.parallel else K.step_serial
+
+    # ------------------------------------------------------------------------------------
+    @property
+    def seat(self) -> np.ndarray:
+        """The learner's seat in each episode."""
+        return self.E[:, K.E_SEAT]
+
+    @property
+    def terminated(self) -> np.ndarray:
+        return self.E[:, K.E_TERMINATED].astype(np.bool_)
+
+    @property
+    def truncated(self) -> np.ndarray:
+        return self.E[:, K.E_TRUNCATED].astype(np.bool_)
+
+    @property
+    def done(self) -> np.ndarray:
+        return self.E[:, K.E_DONE].astype(np.bool_)
+
+    @property
+    def illegal(self) -> np.ndarray:
+        return self.E[:, K.E_ILLEGAL].astype(np.bool_)
+
+    def _refill(self, force: bool) -> None:
+        size = self._codes.shape[1]
+        total, low = K.free_slots(self.E, K.E_CODE_READ, K.E_CODE_WRITE, size)
+        if total and (force or low < self._low_water):
+            self._append("codes", self._codes, K.E_CODE_READ, K.E_CODE_WRITE, total)
+        if self.uses_uniforms:
+            size = self._unif.shape[1]
+            total, low = K.free_slots(self.E, K.E_U_READ, K.E_U_WRITE, size)
+            if total and (force or low < self._low_water):
+                self._append("uniforms", self._unif, K.E_U_READ, K.E_U_WRITE, total)
+
+    def _append(
+        self, kind: str, buf: np.ndarray, read_col: int, write_col: int, total: int
+    ) -> None:
+        if kind == "codes":
+            draws = self._rng.integers(0, self._code_high, size=total, dtype=np.int64)
+        else:
+            draws = self._rng.random(total)
+        if self.draw_log is not None:
+            counts = buf.shape[1] - (self.E[:, write_col] - self.E[:, read_col])
+            self.draw_log.append((kind, counts.copy(), draws.copy()))
+        K.scatter_draws(self.E, read_col, write_col, buf, draws)
+
+    def _drain(self, starved: int) -> None:
+        while starved:
+            self._refill(force=True)
+            starved = K.resume_serial(*self._kernel_args(with_actions=False))
+
+    def _kernel_args(
+        self, with_actions: bool, actions: np.ndarray | None = None
+    ) -> tuple[Any, ...]:
+        head: tuple[Any, ...] = (self.S, self.E)
+        if with_actions:
+            head = (*head, actions)
+        return (
+            *head,
+            self._ep,
+            self._fp,
+            self._codes,
+            self._unif,
+            self.rewards,
+            self._pending,
+            self.obs,
+            self.mask,
+            self.final_obs,
+            self._oi,
+            self._scratch,
+            self._T,
+        )
+
+    # ------------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, rows: np.ndarray | None = None) -> None:
+        """Start new episodes in the flagged rows (all by default).
+
+        With ``seed`` the batch's generator is re-seeded and the draw buffers emptied, so the
+        same seed gives the same episodes; without it the random stream continues.
+        """
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+            for col in (K.E_CODE_READ, K.E_CODE_WRITE, K.E_U_READ, K.E_U_WRITE):
+                self.E[:, col] = 0
+        flagged = _as_rows(rows, self.num_envs)
+        K.start_all(self.S, self.E, flagged)
+        self.rewards[:] = 0.0
+        self._refill(force=False)
+        self._drain(K.resume_serial(*self._kernel_args(with_actions=False)))
+
+    def step(self, actions: np.ndarray) -> None:
+        """Apply one action per episode, then roll and play opponents up to the next decision.
+
+        Illegal actions forfeit the turn with ``illegal_reward`` (check them beforehand for
+        ``illegal_action='raise'``). Results are left in the attributes (see the class doc).
+        """
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
+        acts = acts.astype(np.int64, copy=False)
+        self._refill(force=False)
+        self._drain(self._step(*self._kernel_args(True, acts)))
+
+    def random_actions(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per episode (``RandomBot``'s choice), from ``rng``."""
+        out = np.zeros(self.num_envs, dtype=np.int64)
+        K.random_actions(self.S, rng.random(self.num_envs), self._scratch, out, self._T)
+        return out
+
+    def fields(self, i: int) -> dict[str, Any]:
+        """Episode ``i``'s game as reference-state fields (see :meth:`BatchGame.fields`)."""
+        return row_fields(self.S, i, self.tables)
+
+
+def code_stream(log: list[tuple[str, np.ndarray, np.ndarray]], kind: str, row: int) -> list[Any]:
+    """Every draw of ``kind`` handed to ``row``, in order, from an :attr:`EpisodeBatch.draw_log`."""
+    out: list[Any] = []
+    for k, counts, draws in log:
+        if k != kind:
+            continue
+        start = int(counts[:row].sum())
+        out.extend(draws[start : start + int(counts[row])].tolist())
+    return out
