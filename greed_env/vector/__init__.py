@@ -12,7 +12,13 @@ Order-free rules only: see :func:`~greed_env.vector.tables.check_vector_supporte
 """
 
 from greed_env.vector.engine import BatchGame, EpisodeBatch
-from greed_env.vector.gym_env import DuelVectorEnv, GreedVectorEnv, SolitaireVectorEnv
+from greed_env.vector.gym_env import (
+    VECTOR_ENV_IDS,
+    DuelVectorEnv,
+    GreedVectorEnv,
+    SolitaireVectorEnv,
+    make_vector_env,
+)
 from greed_env.vector.tables import (
     VectorUnsupportedError,
     check_vector_supported,
@@ -20,6 +26,7 @@ from greed_env.vector.tables import (
 )
 
 __all__ = [
+    "VECTOR_ENV_IDS",
     "BatchGame",
     "DuelVectorEnv",
     "EpisodeBatch",
@@ -27,5 +34,6 @@ __all__ = [
     "SolitaireVectorEnv",
     "VectorUnsupportedError",
     "check_vector_supported",
+    "make_vector_env",
     "vector_tables",
 ]

@@ -47,7 +47,13 @@ from greed_env.rules import IllegalMove, Rules
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import EpisodeBatch
 
-__all__ = ["DuelVectorEnv", "GreedVectorEnv", "SolitaireVectorEnv"]
+__all__ = [
+    "VECTOR_ENV_IDS",
+    "DuelVectorEnv",
+    "GreedVectorEnv",
+    "SolitaireVectorEnv",
+    "make_vector_env",
+]
 
 
 class GreedVectorEnv(VectorEnv):
@@ -283,3 +289,28 @@ class DuelVectorEnv(GreedVectorEnv):
     def _extra_infos(self, infos: dict[str, Any], everywhere: np.ndarray) -> None:
         infos["seat"] = self.batch.seat.copy()
         infos["_seat"] = everywhere
+
+
+VECTOR_ENV_IDS: dict[str, type[GreedVectorEnv]] = {
+    "greed_env/Solitaire-v0": SolitaireVectorEnv,
+    "greed_env/Duel-v0": DuelVectorEnv,
+}
+"""The single environment ids that have a vector version, and that version."""
+
+
+def make_vector_env(env_id: str, num_envs: int, **kwargs: Any) -> GreedVectorEnv:
+    """The vector version of ``env_id`` (``greed_env/Solitaire-v0`` or ``greed_env/Duel-v0``,
+    or the short names ``"solitaire"`` / ``"duel"``) with the single environment's keyword
+    arguments.
+
+    >>> make_vector_env("greed_env/Duel-v0", 2, rules="farkle", opponent="random").num_envs
+    2
+
+    Raises:
+        ValueError: an id without a vector version.
+    """
+    short = {"solitaire": "greed_env/Solitaire-v0", "duel": "greed_env/Duel-v0"}
+    cls = VECTOR_ENV_IDS.get(short.get(env_id.lower(), env_id))
+    if cls is None:
+        raise ValueError(f"no vector version of {env_id!r}; available: {', '.join(VECTOR_ENV_IDS)}")
+    return cls(num_envs, **kwargs)
