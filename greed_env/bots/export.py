@@ -466,7 +466,7 @@ def export_model(
     result = _check_against_model(model, bot, bot_rules, check_positions, seed)
     card["export"] = {
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "source_model": mp.name,
+        "source_model": mp.name if mp.is_absolute() else mp.as_posix(),
         "source_sha256": _sha256_bytes(mp.read_bytes()),
         "exporter": "torch.onnx.export(dynamo=True)",
         "equivalence_check": result,

@@ -56,6 +56,7 @@ __all__ = [
     "load_card",
     "masked_argmax",
     "read_card",
+    "rules_mismatch_message",
     "sha256_file",
 ]
 
@@ -199,17 +200,19 @@ def check_compatible(card: Mapping[str, Any], rules: Rules | None = None, where:
             f"({catalog.n} actions) for {bot_rules.name}"
         )
     if rules is not None and rules.fingerprint != bot_rules.fingerprint:
-        raise RulesMismatchError(_rules_mismatch(where, bot_rules, rules))
+        raise RulesMismatchError(rules_mismatch_message(where, bot_rules, rules))
     return bot_rules
 
 
-def _rules_mismatch(where: str, bot_rules: Rules, rules: Rules) -> str:
+def rules_mismatch_message(where: str, bot_rules: Rules, rules: Rules) -> str:
+    """``where``: made for ``bot_rules``, asked to play ``rules``; both fingerprints and the
+    fields that differ (first four)."""
     a, b = bot_rules.to_dict(include_name=False), rules.to_dict(include_name=False)
     diff = [k for k in a if a[k] != b.get(k)]
     shown = ", ".join(f"{k}={b.get(k)!r} (bot: {a[k]!r})" for k in diff[:4])
     more = f" and {len(diff) - 4} more" if len(diff) > 4 else ""
     return (
-        f"{where}: trained for rules {bot_rules.name!r} (fingerprint {bot_rules.fingerprint}), "
+        f"{where}: made for rules {bot_rules.name!r} (fingerprint {bot_rules.fingerprint}), "
         f"asked to play {rules.name!r} (fingerprint {rules.fingerprint}); differing: {shown}{more}"
     )
 
@@ -328,7 +331,7 @@ class OnnxBot:
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`RulesMismatchError` unless ``rules`` are the bot's rules."""
         if rules.fingerprint not in self._checked:
-            raise RulesMismatchError(_rules_mismatch(f"bot {self.name}", self.rules, rules))
+            raise RulesMismatchError(rules_mismatch_message(f"bot {self.name}", self.rules, rules))
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
         """The policy's move for ``state.player``.
@@ -426,7 +429,7 @@ class PPOBot:
             RulesMismatchError: ``rules`` differ from the model's rules.
         """
         if rules.fingerprint != self.rules.fingerprint:
-            raise RulesMismatchError(_rules_mismatch(f"model {self.path}", self.rules, rules))
+            raise RulesMismatchError(rules_mismatch_message(f"model {self.path}", self.rules, rules))
         mask, moves = self.catalog.legal(state)
         return moves[self.act_obs(encode_observation(rules, state), mask)]
 

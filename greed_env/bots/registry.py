@@ -7,8 +7,10 @@ Ids are ``<rules>/<name>``, where ``<rules>`` is a preset name:
   ``threshold-N-keep-fewest`` (other keep styles). Any whole ``N`` works; ``greed bots`` lists
   a few. Heuristics play any rules, so their id's rules part only places them in listings.
 * exact solver bots, where the solver models the preset: ``optimal-turn`` (most points per
-  turn), ``optimal-race`` (fewest turns to the target), ``optimal-duel`` (highest chance to win
-  a two-player game): :class:`greed_env.solver.OptimalBot` with that objective.
+  turn), ``optimal-entry`` (best chance to come in), ``optimal-race`` (fewest turns to the
+  target), ``optimal-duel`` (highest chance to win a two-player game):
+  :class:`greed_env.solver.OptimalBot` with that objective. Its table is loaded (or solved and
+  cached) when the bot is loaded; listing never solves anything.
 * exported policies: ``ppo-*`` and any other card found in the bot folders (below), played by
   :class:`~greed_env.bots.policy_bots.OnnxBot` (onnxruntime only, no torch).
 
@@ -38,6 +40,8 @@ greed_env.bots.registry.UnknownBotError: unknown bot 'ten_thousand/nonsense'; ..
 from __future__ import annotations
 
 import csv
+import importlib
+import importlib.util
 import os
 import re
 from collections.abc import Iterator
@@ -55,6 +59,7 @@ from greed_env.bots.policy_bots import (
     PPOBot,
     RulesMismatchError,
     read_card,
+    rules_mismatch_message,
 )
 from greed_env.rules import Move, Rules, State, preset, preset_names
 
@@ -73,7 +78,7 @@ __all__ = [
 ]
 
 BOTS_PATH_ENV = "GREED_BOTS_PATH"
-OPTIMAL_OBJECTIVES = ("turn", "race", "duel")
+OPTIMAL_OBJECTIVES = ("turn", "entry", "race", "duel")
 HEURISTIC_NAMES = (
     "random",
     "threshold-300",
@@ -201,36 +206,62 @@ def _heuristic_description(name: str) -> str:
 
 
 def optimal_available(rules: Rules, objective: str) -> bool:
-    """Whether the exact solver offers ``objective`` for ``rules`` (solver importable, rules modelled)."""
-    try:
-        from greed_env.solver import model as solver_model
-    except ImportError:
+    """Whether the exact solver offers ``objective`` for ``rules`` (cheap: nothing is solved).
+
+    True when the solver package and its bot are importable, ``objective`` is one of its
+    objectives, the solver models the rule variant (``check_supported``; carry-over rules need
+    the carry-over engine) and, for ``duel``, the rules allow two players.
+    """
+    solver = _solver()
+    if solver is None or objective not in _solver_objectives():
         return False
-    if objective not in _solver_objectives():
-        return False
     try:
-        solver_model.check_supported(rules)
-    except ValueError:
+        from greed_env.solver.model import check_supported
+
+        check_supported(rules)
+    except (ImportError, ValueError):
+        return False
+    if rules.carry_over and importlib.util.find_spec("greed_env.solver.carry") is None:
         return False
     if objective == "duel" and not rules.min_players <= 2 <= rules.max_players:
         return False
     return _optimal_class() is not None
 
 
-def _solver_objectives() -> tuple[str, ...]:
+def _solver() -> Any:
     try:
-        import greed_env.solver as solver
+        return importlib.import_module("greed_env.solver")
     except ImportError:
+        return None
+
+
+def _solver_objectives() -> tuple[str, ...]:
+    solver = _solver()
+    if solver is None:
         return ()
     return tuple(getattr(solver, "OBJECTIVES", OPTIMAL_OBJECTIVES))
 
 
 def _optimal_class() -> Any:
-    try:
-        import greed_env.solver as solver
-    except ImportError:
+    solver = _solver()
+    if solver is None:
         return None
-    return getattr(solver, "OptimalBot", None)
+    try:
+        return solver.OptimalBot
+    except (ImportError, AttributeError):
+        return None
+
+
+def _table_note(rules: Rules, objective: str) -> str:
+    solver = _solver()
+    paths = getattr(solver, "table_paths", None)
+    if paths is None:
+        return ""
+    try:
+        found = [p for p in paths(rules, objective) if p.exists()]
+    except (OSError, ValueError):
+        return ""
+    return "" if found else " (solved on first use)"
 
 
 class _RulesBound:
@@ -249,10 +280,7 @@ class _RulesBound:
             RulesMismatchError: ``rules`` differ from the rules the bot was built for.
         """
         if rules.fingerprint != self.rules.fingerprint:
-            raise RulesMismatchError(
-                f"bot {self.name}: built for rules {self.rules.name!r} (fingerprint "
-                f"{self.rules.fingerprint}), asked to play {rules.name!r} (fingerprint {rules.fingerprint})"
-            )
+            raise RulesMismatchError(rules_mismatch_message(f"bot {self.name}", self.rules, rules))
         return self.inner.act(rules, state, rng)
 
     def move_values(self, rules: Rules, state: State) -> Any:
@@ -353,11 +381,12 @@ def load(spec: str, rules: Rules | None = None, **options: Any) -> Bot:
         target = preset(rules_name)
         bot_id = f"{rules_name}/{name}"
         if rules is not None and rules.fingerprint != target.fingerprint:
-            raise RulesMismatchError(
-                f"bot {bot_id}: made for the {rules_name} preset (fingerprint {target.fingerprint}), "
-                f"asked to play {rules.name!r} (fingerprint {rules.fingerprint}); "
-                f"use a bare name (e.g. {name}) to build a solver bot for these rules"
+            advice = (
+                f"the bare name {name!r} builds the solver bot for these rules"
+                if name.startswith("optimal-")
+                else "a trained bot plays only the rules it was trained for"
             )
+            raise RulesMismatchError(f"{rules_mismatch_message(f'bot {bot_id}', target, rules)}; {advice}")
     if name.startswith("optimal-"):
         objective = name.removeprefix("optimal-")
         if objective not in OPTIMAL_OBJECTIVES and objective not in _solver_objectives():
@@ -402,11 +431,12 @@ def list_bots(rules_name: str | None = None) -> list[BotInfo]:
         for h in HEURISTIC_NAMES:
             out[f"{rn}/{h}"] = BotInfo(f"{rn}/{h}", rn, h, "heuristic", _heuristic_description(h), ratings.get(h, ""))
         r = preset(rn)
-        for objective in OPTIMAL_OBJECTIVES:
+        for objective in _solver_objectives():
             if optimal_available(r, objective):
                 name = f"optimal-{objective}"
+                text = _OPTIMAL_DESCRIPTIONS.get(objective, f"exact solver: objective {objective}")
                 out[f"{rn}/{name}"] = BotInfo(
-                    f"{rn}/{name}", rn, name, "optimal", _OPTIMAL_DESCRIPTIONS[objective], ratings.get(name, "")
+                    f"{rn}/{name}", rn, name, "optimal", text + _table_note(r, objective), ratings.get(name, "")
                 )
     seen: set[str] = set()
     for bot_id, path in _card_files():
@@ -420,13 +450,14 @@ def list_bots(rules_name: str | None = None) -> list[BotInfo]:
 
 _OPTIMAL_DESCRIPTIONS = {
     "turn": "exact solver: most expected points per turn",
+    "entry": "exact solver: best chance to come in this turn",
     "race": "exact solver: fewest expected turns to the target",
     "duel": "exact solver: highest chance to win a two-player game",
 }
 
 
 def _card_info(bot_id: str, rn: str, name: str, path: Path, rating: str) -> BotInfo:
-    from greed_env.bots.tournament import summarize_evaluation
+    from greed_env.bots.tournament import summarize_card
 
     try:
         card = read_card(path)
@@ -442,7 +473,7 @@ def _card_info(bot_id: str, rn: str, name: str, path: Path, rating: str) -> BotI
             check_compatible(card, preset(rn), where=f"bot {bot_id}")
         except BotLoadError as exc:
             problem = str(exc)
-    strength = summarize_evaluation(card.get("evaluation") or [])
+    strength = summarize_card(card)
     if rating:
         strength = f"{rating}; {strength}" if strength else rating
     return BotInfo(bot_id, rn, name, str(card.get("kind", "onnx-policy")), str(card.get("description", "")), strength, str(path), problem)

@@ -47,6 +47,8 @@ __all__ = [
     "play_game",
     "play_match",
     "run_tournament",
+    "summarize_card",
+    "summarize_evaluation",
     "wilson_interval",
 ]
 
@@ -585,6 +587,24 @@ def _elo_gap(rate: float, cap: float = 1200.0) -> float:
     if rate >= 1.0:
         return cap
     return max(-cap, min(cap, 400.0 * math.log10(rate / (1.0 - rate))))
+
+
+def summarize_card(card: Mapping[str, Any]) -> str:
+    """The measured strength stated by a bot card: the training run's own evaluation (for
+    example points per turn beside the optimum) and the card's match records."""
+    parts = []
+    training = card.get("training")
+    ev = training.get("evaluation") if isinstance(training, Mapping) else None
+    if isinstance(ev, Mapping) and isinstance(ev.get("mean"), int | float):
+        units = ev.get("units", "")
+        text = f"{ev.get('objective', 'objective')}: {ev['mean']:.3g} ± {float(ev.get('ci95', 0.0)):.2g} {units}"
+        if isinstance(ev.get("optimal"), int | float):
+            text += f" (optimal {ev['optimal']:.4g})"
+        parts.append(text)
+    records = card.get("evaluation") or []
+    if records:
+        parts.append(summarize_evaluation(records))
+    return "; ".join(p for p in parts if p)
 
 
 def summarize_evaluation(records: Iterable[Mapping[str, Any]]) -> str:
