@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 from functools import lru_cache
+from itertools import combinations_with_replacement
 from math import factorial
 from typing import Any, NamedTuple, Protocol
 
@@ -326,8 +327,6 @@ def legal_moves(rules: Rules, state: State) -> list[Move]:
 
 @lru_cache(maxsize=16)
 def _roll_distribution(k: int) -> tuple[tuple[tuple[int, ...], float], ...]:
-    from itertools import combinations_with_replacement
-
     out = []
     total = 6**k
     for roll in combinations_with_replacement(range(1, 7), k):
@@ -337,6 +336,12 @@ def _roll_distribution(k: int) -> tuple[tuple[tuple[int, ...], float], ...]:
             ways //= factorial(x)
         out.append((roll, ways / total))
     return tuple(out)
+
+
+_CANONICAL_ROLLS: dict[tuple[int, ...], tuple[int, ...]] = {
+    roll: roll for k in range(1, 9) for roll in combinations_with_replacement(range(1, 7), k)
+}
+"""Every sorted roll of 1..8 dice, mapped to itself: one lookup validates a sampled roll."""
 
 
 @lru_cache(maxsize=16)
@@ -588,9 +593,11 @@ def _read_unlisted_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> KeepRe
 
 def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) -> State:
     """Apply a chance outcome (any order of faces; it is sorted)."""
-    if not (type(roll) is tuple and all(type(f) is int for f in roll)):
-        roll = _as_faces(roll)
-    roll = tuple(sorted(roll))
+    canonical = _CANONICAL_ROLLS.get(roll) if type(roll) is tuple else None
+    if canonical is None:
+        roll = tuple(sorted(_as_faces(roll)))
+        canonical = _CANONICAL_ROLLS.get(roll, roll)
+    roll = canonical
     if state.phase == Phase.ORDER_ROLL:
         if len(roll) != 1 or roll[0] not in range(1, 7):
             raise IllegalMove("the who-starts roll is one die 1..6", rule="roll")
