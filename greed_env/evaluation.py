@@ -1,0 +1,744 @@
+"""Evaluate any bot against the exact solver: value with a 95% CI, regret, report and plots.
+
+A bot is a trained model file (``.zip`` from stable-baselines3 / sb3-contrib, or a ``.npz``
+policy snapshot), a bot spec for :func:`greed_env.bots.factory.make_bot` (``random``,
+``threshold:N``, registry ids), ``optimal`` (the solver's
+:class:`~greed_env.solver.OptimalBot` for the objective), or a bot object.
+
+Objectives, each played in the environment the agents are trained in so that the numbers mean
+the same thing:
+
+* ``turn`` (``Solitaire-v0``): mean points of one turn, beside the solver's optimal expected
+  turn score. The environment skips turns whose first roll has no scoring keep (no decision
+  is possible); the mean is reported per turn *including* those, i.e. the conditional mean
+  times ``1 - p_first_bust``, which is what the solver table states.
+* ``race`` (``Solitaire-v0``): mean number of turns to reach the target, beside the optimal
+  expected number of turns.
+* ``duel`` (``Duel-v0``): win rate (a shared pot counts one half) against an opponent (default
+  the optimal bot), seats balanced (game ``i`` seats the bot at ``i % num_players``).
+
+Decision quality: at every decision of the evaluated bot in the first ``regret_episodes``
+episodes, :meth:`OptimalBot.move_values` gives the optimal value of every legal move; the
+regret of the move played is the gap to the best one, in the table's units (points, turns, win
+probability). Regret also gives a second, far less noisy estimate of the bot's value (the
+performance-difference identity: the value of a policy is the optimal value less the expected
+sum of its regrets along its own trajectories, exact when the opponent plays optimally); both
+estimates are reported.
+
+Episodes are independent of how they are spread over processes: episode ``i`` is seeded from
+``SeedSequence(seed, spawn_key=(i,))``, and worker processes receive explicit episode ranges.
+Importing this module does not import torch; loading a ``.zip`` model does (once, in the
+calling process: workers receive the numpy weights).
+
+>>> from greed_env.rules import preset
+>>> res = evaluate("threshold:300", preset("ten_thousand"), "turn", episodes=200, seed=1,
+...                regret_episodes=0)
+>>> res.score.n, res.objective
+(200, 'turn')
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+import multiprocessing as mp
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from greed_env.bots.base import Bot
+from greed_env.envs.catalog import ActionCatalog
+from greed_env.rules import Move, Phase, Rules, State, apply_roll, chance_outcomes, new_game
+
+__all__ = [
+    "OBJECTIVES",
+    "TURN_BUCKETS",
+    "Estimate",
+    "EvalResult",
+    "default_duel_games",
+    "evaluate",
+    "learning_curve",
+    "mean_ci",
+    "optimal_value",
+    "resolve_bot",
+    "write_report",
+]
+
+OBJECTIVES = ("turn", "race", "duel")
+Z95 = 1.959963984540054
+TURN_BUCKETS = (0, 300, 600, 1000, 2000)
+"""Lower edges of the turn-total buckets used to group regret by situation."""
+
+BotSource = str | os.PathLike | Bot
+
+
+# ------------------------------------------------------------------------------------------
+# statistics
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A sample mean with the half-width of its normal-approximation 95% interval."""
+
+    mean: float
+    half_width: float
+    n: int
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.half_width
+
+    def scaled(self, factor: float, offset: float = 0.0) -> Estimate:
+        """``offset + factor * X`` as an estimate."""
+        return Estimate(offset + factor * self.mean, abs(factor) * self.half_width, self.n)
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+    def fmt(self, digits: int = 2) -> str:
+        return f"{self.mean:.{digits}f} ± {self.half_width:.{digits}f}"
+
+
+def mean_ci(values: Sequence[float] | np.ndarray) -> Estimate:
+    """Mean and 95% half-width ``1.96 * s / sqrt(n)`` (0 for fewer than two values).
+
+    >>> e = mean_ci([1.0, 2.0, 3.0, 4.0])
+    >>> e.mean, round(e.half_width, 3)
+    (2.5, 1.265)
+    """
+    x = np.asarray(values, dtype=np.float64)
+    n = int(x.size)
+    if n == 0:
+        return Estimate(float("nan"), float("nan"), 0)
+    if n == 1:
+        return Estimate(float(x[0]), 0.0, 1)
+    return Estimate(float(x.mean()), float(Z95 * x.std(ddof=1) / math.sqrt(n)), n)
+
+
+def default_duel_games(half_width: float = 0.005) -> int:
+    """Games that bound the 95% half-width of a win rate near 50% by ``half_width``.
+
+    >>> default_duel_games()
+    38415
+    """
+    return math.ceil((Z95 * 0.5 / half_width) ** 2)
+
+
+# ------------------------------------------------------------------------------------------
+# the solver side
+
+
+def _solver() -> Any:
+    import greed_env.solver as solver
+
+    return solver
+
+
+def optimal_bot(rules: Rules, objective: str) -> Any:
+    """The solver's optimal bot for ``objective`` (its table is built or loaded on first use)."""
+    return _solver().OptimalBot(rules, objective)
+
+
+def optimal_value(rules: Rules, objective: str) -> float:
+    """The solver's headline value: optimal expected turn score (``turn``), expected turns to
+    the target (``race``), or the first player's win probability (``duel``)."""
+    table = _solver().load_table(rules, objective)
+    return float(table.headline)
+
+
+def first_roll_bust_probability(rules: Rules) -> float:
+    """Probability that the first full roll of a turn has no scoring keep.
+
+    >>> from greed_env.rules import preset
+    >>> round(first_roll_bust_probability(preset("ten_thousand")), 6)
+    0.023148
+    """
+    solo = rules if rules.min_players <= 1 else rules.replace(min_players=1)
+    s = new_game(solo, 1)
+    return sum(p for roll, p in chance_outcomes(solo, s) if apply_roll(solo, s, roll).phase != Phase.KEEP)
+
+
+# ------------------------------------------------------------------------------------------
+# bots
+
+
+def resolve_bot(source: BotSource, rules: Rules, objective: str) -> Bot:
+    """A bot from a model path, a spec string, ``optimal``, or a bot object.
+
+    Raises:
+        greed_env.train.policy.ModelFileError: a model file that is missing, corrupt or made
+            for other rules.
+        greed_env.bots.factory.BotSpecError: an unknown spec.
+    """
+    if not isinstance(source, str | os.PathLike):
+        if not callable(getattr(source, "act", None)):
+            raise TypeError(f"a bot needs act(rules, state, rng); got {source!r}")
+        return source
+    text = os.fspath(source)
+    if text.endswith((".zip", ".npz")) or os.sep in text or Path(text).is_file():
+        from greed_env.train.policy import PolicyBot, load_policy
+
+        return PolicyBot(load_policy(text, rules), rules, name=Path(text).name)
+    if text.strip().lower() == "optimal":
+        return optimal_bot(rules, objective)
+    from greed_env.bots.factory import make_bot
+
+    return make_bot(text, rules)
+
+
+def _bot_label(source: BotSource, bot: Bot) -> str:
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    return getattr(bot, "name", type(bot).__name__)
+
+
+# ------------------------------------------------------------------------------------------
+# the runner
+
+
+@dataclass
+class _Job:
+    bot: Bot
+    opponent: Any
+    rules: Rules
+    objective: str
+    seed: int
+    start: int
+    stop: int
+    regret_stop: int
+    batch: int
+    num_players: int
+
+
+@dataclass
+class _Chunk:
+    start: int
+    values: np.ndarray
+    episode_regret: np.ndarray
+    regret: np.ndarray
+    phase: np.ndarray
+    dice: np.ndarray
+    turn_total: np.ndarray
+    first_value: np.ndarray
+
+
+def _episode_seeds(seed: int, stop: int) -> np.ndarray:
+    """64-bit environment seeds of episodes ``0 .. stop-1`` (episode ``i`` gets entry ``i``
+    whatever the split over workers)."""
+    words = np.random.SeedSequence(seed).generate_state(2 * stop, np.uint32).astype(np.uint64)
+    return (words[0::2] << np.uint64(32)) | words[1::2]
+
+
+def _make_env(job: _Job) -> Any:
+    if job.objective == "duel":
+        from greed_env.envs.duel import DuelEnv
+
+        return DuelEnv(job.rules, opponent=job.opponent, num_players=job.num_players, seat=0)
+    from greed_env.envs.solitaire import SolitaireEnv
+
+    return SolitaireEnv(job.rules, objective=job.objective)
+
+
+def _outcome(job: _Job, env: Any, ret: float) -> float:
+    if job.objective == "turn":
+        return round(ret / env.reward_scale)
+    if job.objective == "race":
+        return -ret
+    return (ret + 1.0) / job.num_players
+
+
+def _act_batch(bot: Bot, rules: Rules, states: list[State], rngs: list[np.random.Generator]) -> list[Move]:
+    batch = getattr(bot, "act_batch", None)
+    if batch is not None:
+        return list(batch(rules, states, rngs))
+    return [bot.act(rules, s, g) for s, g in zip(states, rngs, strict=True)]
+
+
+def _regret_of(
+    catalog: ActionCatalog, values: list[tuple[Move, float]], state: State, move: Move, minimize: bool
+) -> tuple[float, float]:
+    """(regret of ``move``, best value) from the solver's move values."""
+    by_id = {catalog.index_of(m, state): float(v) for m, v in values}
+    chosen = by_id[catalog.index_of(move, state)]
+    best = min(by_id.values()) if minimize else max(by_id.values())
+    return (chosen - best if minimize else best - chosen), best
+
+
+def _run_chunk(job: _Job) -> _Chunk:
+    rules = job.rules
+    catalog = ActionCatalog(rules)
+    minimize = job.objective == "race"
+    oracle = optimal_bot(rules, job.objective) if job.regret_stop > job.start else None
+    act_ids = getattr(job.bot, "act_ids", None)
+    seeds = _episode_seeds(job.seed, job.stop)
+    n = job.stop - job.start
+    values = np.zeros(n)
+    ep_regret = np.full(n, np.nan)
+    first_value = np.full(n, np.nan)
+    dec: dict[str, list[float]] = {"regret": [], "phase": [], "dice": [], "turn_total": []}
+    slots: list[dict[str, Any]] = []
+    next_ep = job.start
+
+    def start(slot: dict[str, Any]) -> bool:
+        nonlocal next_ep
+        if next_ep >= job.stop:
+            return False
+        i = next_ep
+        next_ep += 1
+        env = slot["env"]
+        if job.objective == "duel":
+            env.fixed_seat = i % job.num_players
+        env_seed = int(seeds[i])
+        obs, info = env.reset(seed=env_seed)
+        slot.update(
+            ep=i,
+            obs=obs,
+            mask=info["action_mask"],
+            rng=np.random.default_rng(env_seed + 1),
+            ret=0.0,
+            regret=0.0,
+            first=True,
+            track=oracle is not None and i < job.regret_stop,
+        )
+        return True
+
+    for _ in range(min(job.batch, n)):
+        slot = {"env": _make_env(job)}
+        if start(slot):
+            slots.append(slot)
+    while slots:
+        states = [sl["env"].state for sl in slots]
+        if act_ids is not None:
+            ids = act_ids(np.stack([sl["obs"] for sl in slots]), np.stack([sl["mask"] for sl in slots]))
+            moves: list[Move | None] = [
+                catalog.action_to_move(s, int(a)) if sl["track"] else None
+                for sl, s, a in zip(slots, states, ids, strict=True)
+            ]
+        else:
+            moves = list(_act_batch(job.bot, rules, states, [sl["rng"] for sl in slots]))
+            ids = [catalog.index_of(m, s) for m, s in zip(moves, states, strict=True)]
+        still: list[dict[str, Any]] = []
+        for sl, s, move, a in zip(slots, states, moves, ids, strict=True):
+            if sl["track"] and move is not None and oracle is not None:
+                r, best = _regret_of(catalog, oracle.move_values(rules, s), s, move, minimize)
+                sl["regret"] += r
+                if sl["first"]:
+                    first_value[sl["ep"] - job.start] = best
+                dec["regret"].append(r)
+                dec["phase"].append(int(s.phase))
+                dec["dice"].append(len(s.roll) if s.phase == Phase.KEEP else s.dice)
+                dec["turn_total"].append(s.turn_total)
+            sl["first"] = False
+            env = sl["env"]
+            sl["obs"], reward, terminated, truncated, info = env.step(int(a))
+            sl["mask"] = info["action_mask"]
+            sl["ret"] += float(reward)
+            if terminated or truncated:
+                k = sl["ep"] - job.start
+                values[k] = _outcome(job, env, sl["ret"])
+                if sl["track"]:
+                    ep_regret[k] = sl["regret"]
+                if not start(sl):
+                    continue
+            still.append(sl)
+        slots = still
+    return _Chunk(
+        job.start,
+        values,
+        ep_regret,
+        np.asarray(dec["regret"], dtype=np.float64),
+        np.asarray(dec["phase"], dtype=np.int8),
+        np.asarray(dec["dice"], dtype=np.int8),
+        np.asarray(dec["turn_total"], dtype=np.int64),
+        first_value,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# results
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` measured.
+
+    Attributes:
+        bot: how the bot was named.
+        rules: the rules played.
+        objective: ``turn``, ``race`` or ``duel``.
+        opponent: the duel opponent's name (empty otherwise).
+        episodes: turns, races or games played.
+        seed: master seed of the episode seeds.
+        score: the measured value with its 95% CI: mean turn score (per turn, first-roll busts
+            included), mean turns to target, or win rate.
+        optimal: the solver's value in the same units (0.5 for a seat-balanced duel).
+        regret_estimate: the value estimated as ``optimal -/+ mean regret per episode`` over the
+            regret episodes (None without them, or against a non-optimal duel opponent).
+        decisions: decisions whose regret was measured.
+        mean_regret, worst_regret: per decision, in the table's units.
+        optimal_share: share of measured decisions whose regret is zero.
+        wall_s: seconds of the evaluation.
+        units: the unit of ``score`` in words.
+        decisions_table: per-decision arrays ``regret``, ``phase``, ``dice``, ``turn_total``.
+    """
+
+    bot: str
+    rules: Rules
+    objective: str
+    opponent: str
+    episodes: int
+    seed: int
+    score: Estimate
+    optimal: float
+    regret_estimate: Estimate | None
+    decisions: int
+    mean_regret: float
+    worst_regret: float
+    optimal_share: float
+    wall_s: float
+    units: str
+    decisions_table: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def ratio(self) -> float:
+        """Measured value / optimal value (turn, duel) or optimal / measured (race)."""
+        if self.objective == "race":
+            return self.optimal / self.score.mean
+        return self.score.mean / self.optimal
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-able digest (for model cards and logs)."""
+        out: dict[str, Any] = {
+            "bot": self.bot,
+            "rules": self.rules.name,
+            "objective": self.objective,
+            "opponent": self.opponent,
+            "episodes": self.episodes,
+            "seed": self.seed,
+            "units": self.units,
+            "mean": self.score.mean,
+            "ci95": self.score.half_width,
+            "optimal": self.optimal,
+            "ratio": self.ratio,
+            "decisions": self.decisions,
+            "mean_regret": self.mean_regret,
+            "worst_regret": self.worst_regret,
+            "optimal_share": self.optimal_share,
+            "wall_s": self.wall_s,
+        }
+        if self.regret_estimate is not None:
+            out["regret_estimate"] = self.regret_estimate.mean
+            out["regret_estimate_ci95"] = self.regret_estimate.half_width
+        return out
+
+
+_UNITS = {"turn": "points per turn", "race": "turns to target", "duel": "win rate"}
+
+
+def evaluate(
+    bot: BotSource,
+    rules: Rules,
+    objective: str,
+    episodes: int | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    regret_episodes: int | None = None,
+    opponent: BotSource = "optimal",
+    num_players: int = 2,
+    batch: int = 64,
+    progress: Callable[[int], None] | None = None,
+) -> EvalResult:
+    """Play ``episodes`` episodes of ``objective`` with ``bot`` and measure it.
+
+    Args:
+        bot: model path, bot spec, ``optimal`` or a bot object.
+        rules: the rules (a model's card must name the same rules).
+        objective: ``turn``, ``race`` or ``duel``.
+        episodes: turns / races / games; default 20,000 for turn and race and
+            :func:`default_duel_games` (a 95% half-width of 0.5 points) for duel.
+        seed: master seed; episode ``i`` uses ``SeedSequence(seed, spawn_key=(i,))``.
+        workers: processes to spread episodes over (1: in this process).
+        regret_episodes: how many of the first episodes get regret measured (default
+            ``min(episodes, 2000)``).
+        opponent: the duel opponent (default ``optimal``).
+        num_players: duel seats (the bot in one, the opponent in the others).
+        batch: episodes played in lock-step per process (policies act on a whole batch).
+        progress: called with the number of finished episodes after each finished chunk.
+
+    Raises:
+        ValueError: unknown objective or a non-positive episode count.
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if episodes is None:
+        episodes = default_duel_games() if objective == "duel" else 20_000
+    if episodes < 1:
+        raise ValueError(f"episodes must be positive, got {episodes}")
+    regret_n = min(episodes, 2000 if regret_episodes is None else max(0, regret_episodes))
+    t0 = time.perf_counter()
+    the_bot = resolve_bot(bot, rules, objective)
+    check_rules = getattr(the_bot, "check_rules", None)
+    if check_rules is not None:
+        check_rules(rules)
+    opp: Any = None
+    opp_name = ""
+    if objective == "duel":
+        opp = resolve_bot(opponent, rules, "duel")
+        opp_name = _bot_label(opponent, opp)
+    workers = max(1, min(int(workers), episodes))
+    n_chunks = 1 if workers == 1 else min(episodes, workers * 4)
+    edges = np.linspace(0, episodes, n_chunks + 1).astype(int)
+    jobs = [
+        _Job(the_bot, opp, rules, objective, seed, int(a), int(b), regret_n, batch, num_players)
+        for a, b in itertools.pairwise(edges)
+        if b > a
+    ]
+    chunks: list[_Chunk] = []
+    done = 0
+    if workers == 1:
+        for job in jobs:
+            chunks.append(_run_chunk(job))
+            done += job.stop - job.start
+            if progress:
+                progress(done)
+    else:
+        with mp.get_context("spawn").Pool(workers) as pool:
+            for chunk in pool.imap_unordered(_run_chunk, jobs):
+                chunks.append(chunk)
+                done += len(chunk.values)
+                if progress:
+                    progress(done)
+    chunks.sort(key=lambda c: c.start)
+    values = np.concatenate([c.values for c in chunks])
+    ep_regret = np.concatenate([c.episode_regret for c in chunks])[:regret_n]
+    table = {
+        key: np.concatenate([getattr(c, key) for c in chunks])
+        for key in ("regret", "phase", "dice", "turn_total")
+    }
+    optimal = optimal_value(rules, objective) if objective != "duel" else 1.0 / num_players
+    score = mean_ci(values)
+    regret_est = None
+    if objective == "turn":
+        keep = 1.0 - first_roll_bust_probability(rules)
+        score = score.scaled(keep)
+        if regret_n:
+            regret_est = mean_ci(ep_regret).scaled(-keep, optimal)
+    elif objective == "race" and regret_n:
+        regret_est = mean_ci(ep_regret).scaled(1.0, optimal)
+    elif objective == "duel" and regret_n and num_players == 2 and opponent == "optimal":
+        regret_est = mean_ci(ep_regret).scaled(-1.0, optimal)
+    reg = table["regret"]
+    tol = 1e-9 if objective == "duel" else 1e-6
+    return EvalResult(
+        bot=_bot_label(bot, the_bot),
+        rules=rules,
+        objective=objective,
+        opponent=opp_name,
+        episodes=episodes,
+        seed=seed,
+        score=score,
+        optimal=optimal,
+        regret_estimate=regret_est,
+        decisions=int(reg.size),
+        mean_regret=float(reg.mean()) if reg.size else float("nan"),
+        worst_regret=float(reg.max()) if reg.size else float("nan"),
+        optimal_share=float((reg <= tol).mean()) if reg.size else float("nan"),
+        wall_s=time.perf_counter() - t0,
+        units=_UNITS[objective],
+        decisions_table=table,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# report and plots
+
+
+def learning_curve(run_dir: str | Path) -> list[dict[str, float]]:
+    """Evaluation rows of a training run: ``eval.csv`` in the run directory, or else the
+    ``eval/value`` scalars of its TensorBoard event files.
+
+    Each row has ``step`` and ``value`` and, when logged, ``ci95``, ``optimal`` and
+    ``regret_estimate``.
+
+    Raises:
+        FileNotFoundError: the directory has neither.
+    """
+    run_dir = Path(run_dir)
+    csv_path = run_dir / "eval.csv"
+    if csv_path.is_file():
+        with csv_path.open(newline="") as fh:
+            rows = [
+                {k: float(v) for k, v in row.items() if v not in ("", None)}
+                for row in csv.DictReader(fh)
+            ]
+        return sorted(rows, key=lambda r: r["step"])
+    events = sorted(run_dir.rglob("events.out.tfevents.*"))
+    if not events:
+        raise FileNotFoundError(f"{run_dir} holds neither eval.csv nor TensorBoard event files")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    by_step: dict[int, dict[str, float]] = {}
+    for path in events:
+        acc = EventAccumulator(str(path))
+        acc.Reload()
+        tags = set(acc.Tags().get("scalars", []))
+        for tag, key in (("eval/value", "value"), ("eval/optimal", "optimal"), ("eval/ci95", "ci95")):
+            if tag in tags:
+                for ev in acc.Scalars(tag):
+                    by_step.setdefault(ev.step, {"step": float(ev.step)})[key] = ev.value
+    return [by_step[s] for s in sorted(by_step) if "value" in by_step[s]]
+
+
+def _bucket_labels() -> list[str]:
+    edges = list(TURN_BUCKETS)
+    labels = [f"{a}-{b - 50}" for a, b in itertools.pairwise(edges)]
+    return [*labels, f"{edges[-1]}+"]
+
+
+def regret_by_situation(table: dict[str, np.ndarray]) -> dict[str, list[tuple[str, int, float, float]]]:
+    """Mean regret grouped by phase and dice, and by turn-total bucket.
+
+    Returns ``{"dice": [(label, decisions, mean regret, share optimal)], "turn_total": [...]}``.
+    """
+    reg = table.get("regret", np.zeros(0))
+    out: dict[str, list[tuple[str, int, float, float]]] = {"dice": [], "turn_total": []}
+    if reg.size == 0:
+        return out
+    phase, dice, total = table["phase"], table["dice"], table["turn_total"]
+    for ph, word in ((Phase.KEEP, "keep"), (Phase.CONTINUE, "bank/roll")):
+        for d in sorted(set(dice[phase == ph].tolist())):
+            sel = (phase == ph) & (dice == d)
+            out["dice"].append((f"{word}, {d} dice", int(sel.sum()), float(reg[sel].mean()), float((reg[sel] <= 1e-9).mean())))
+    bucket = np.searchsorted(np.asarray(TURN_BUCKETS), total, side="right") - 1
+    for b, label in enumerate(_bucket_labels()):
+        sel = bucket == b
+        if sel.any():
+            out["turn_total"].append((label, int(sel.sum()), float(reg[sel].mean()), float((reg[sel] <= 1e-9).mean())))
+    return out
+
+
+def _plot_regret(result: EvalResult, path: Path) -> bool:
+    groups = regret_by_situation(result.decisions_table)
+    if not groups["dice"]:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, key, title in ((axes[0], "dice", "by decision and dice"), (axes[1], "turn_total", "by turn total")):
+        rows = groups[key]
+        ax.bar(range(len(rows)), [r[2] for r in rows], color="tab:red")
+        ax.set_xticks(range(len(rows)), [r[0] for r in rows], rotation=45, ha="right", fontsize=8)
+        ax.set_title(f"mean regret {title}")
+        ax.set_ylabel(f"regret ({_regret_unit(result.objective)})")
+    fig.suptitle(f"{result.bot} - {result.rules.name} {result.objective}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _plot_curve(rows: list[dict[str, float]], result: EvalResult | None, path: Path, title: str) -> bool:
+    if not rows:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = np.array([r["step"] for r in rows])
+    vals = np.array([r["value"] for r in rows])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(steps, vals, marker="o", ms=3, label="policy (deterministic, masked)")
+    if all("ci95" in r for r in rows):
+        ci = np.array([r["ci95"] for r in rows])
+        ax.fill_between(steps, vals - ci, vals + ci, alpha=0.2)
+    if any("regret_estimate" in r for r in rows):
+        pts = [(r["step"], r["regret_estimate"]) for r in rows if "regret_estimate" in r]
+        ax.plot(*zip(*pts, strict=True), ls="--", label="optimal - regret (low variance)")
+    optimal = next((r["optimal"] for r in rows if "optimal" in r), result.optimal if result else None)
+    if optimal is not None:
+        ax.axhline(optimal, color="k", ls=":", label=f"optimal {optimal:.4g}")
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel(_UNITS[result.objective] if result else "evaluation value")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _regret_unit(objective: str) -> str:
+    return {"turn": "points", "race": "turns", "duel": "win probability"}[objective]
+
+
+def write_report(
+    result: EvalResult,
+    out_dir: str | Path,
+    run_dir: str | Path | None = None,
+    command: str | None = None,
+) -> Path:
+    """Write ``report.md`` with ``regret.png`` (and ``learning_curve.png`` for a run dir).
+
+    Returns the path of the Markdown report.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    r = result
+    unit = _regret_unit(r.objective)
+    lines = [
+        f"# Evaluation: {r.bot}",
+        "",
+        f"- rules: `{r.rules.name}` (fingerprint `{r.rules.fingerprint}`)",
+        f"- objective: `{r.objective}`" + (f", opponent `{r.opponent}`, seats balanced" if r.opponent else ""),
+        f"- episodes: {r.episodes:,} (seed {r.seed}), {r.wall_s:.1f} s",
+    ]
+    if command:
+        lines.append(f"- command: `{command}`")
+    lines += [
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| {r.units} (95% CI) | {r.score.fmt(4 if r.objective == 'duel' else 2)} |",
+        f"| optimal (solver) | {r.optimal:.4f} |",
+        f"| ratio to optimal | {100 * r.ratio:.2f}% |",
+    ]
+    if r.regret_estimate is not None:
+        lines.append(
+            f"| optimal - regret estimate (95% CI) | {r.regret_estimate.fmt(4)} "
+            f"({100 * (r.regret_estimate.mean / r.optimal if r.objective != 'race' else r.optimal / r.regret_estimate.mean):.2f}%) |"
+        )
+    if r.decisions:
+        lines += [
+            f"| decisions with regret measured | {r.decisions:,} |",
+            f"| mean regret per decision ({unit}) | {r.mean_regret:.5g} |",
+            f"| worst regret ({unit}) | {r.worst_regret:.5g} |",
+            f"| optimal decisions | {100 * r.optimal_share:.2f}% |",
+        ]
+    groups = regret_by_situation(r.decisions_table)
+    if groups["dice"]:
+        lines += ["", "## Regret by situation", "", "| situation | decisions | mean regret | optimal |", "|---|---|---|---|"]
+        for label, n, mean, share in groups["dice"] + groups["turn_total"]:
+            lines.append(f"| {label} | {n:,} | {mean:.4g} | {100 * share:.1f}% |")
+    if _plot_regret(r, out / "regret.png"):
+        lines += ["", "![regret by situation](regret.png)"]
+    if run_dir is not None:
+        rows = learning_curve(run_dir)
+        if _plot_curve(rows, r, out / "learning_curve.png", f"{Path(run_dir).name}"):
+            lines += ["", "## Learning curve", "", "![learning curve](learning_curve.png)"]
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path

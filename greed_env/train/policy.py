@@ -1,0 +1,366 @@
+"""Trained policies as torch-free bots: the actor MLP of a MaskablePPO model in numpy.
+
+:class:`NumpyPolicy` holds the actor's weights (the ``mlp_extractor`` policy layers and the
+``action_net``) and computes action logits with numpy; the deterministic masked action is the
+arg-max of the logits over legal actions, which is what ``MaskablePPO.predict(obs,
+action_masks=mask, deterministic=True)`` returns. :class:`PolicyBot` plays such a policy
+through the :class:`~greed_env.bots.base.Bot` protocol and also offers ``act_batch`` so the
+evaluation runner can score many positions in one matrix product.
+
+Policies come from a live model (:meth:`NumpyPolicy.from_sb3`, used for evaluations during
+training and for the self-play snapshot pool) or from a saved model file
+(:func:`load_policy`, which needs torch only while reading the zip). Saved snapshots are
+``.npz`` files (:meth:`NumpyPolicy.save` / :meth:`NumpyPolicy.load`), never pickles.
+
+>>> import numpy as np
+>>> from greed_env.rules import preset
+>>> rules = preset("ten_thousand")
+>>> n = ActionCatalog(rules).n
+>>> layers = [(np.zeros((4, OBS_DIM), np.float32), np.zeros(4, np.float32))]
+>>> head = (np.zeros((n, 4), np.float32), np.arange(n, dtype=np.float32))
+>>> pol = NumpyPolicy(layers, head, "tanh", meta={"rules_fingerprint": rules.fingerprint})
+>>> mask = np.zeros(n, np.int8); mask[[3, 7]] = 1
+>>> int(pol.act(np.zeros((1, OBS_DIM), np.float32), mask[None])[0])
+7
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
+from greed_env.rules import Move, Rules, State
+from greed_env.train.featurize import FeatureConfig, featurize
+
+__all__ = [
+    "ACTIVATIONS",
+    "ModelFileError",
+    "NumpyPolicy",
+    "PolicyBot",
+    "card_path",
+    "check_card",
+    "load_policy",
+    "read_card",
+]
+
+ACTIVATIONS = ("tanh", "relu")
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be used: missing, corrupt, or made for other rules/specs."""
+
+
+def _activation(name: str, x: np.ndarray) -> np.ndarray:
+    if name == "tanh":
+        return np.tanh(x)
+    return np.maximum(x, 0.0)
+
+
+class NumpyPolicy:
+    """A feed-forward actor: hidden layers, an activation, and an action head.
+
+    Args:
+        layers: ``(weight, bias)`` per hidden layer, ``weight`` of shape ``(out, in)`` as in
+            ``torch.nn.Linear``.
+        head: ``(weight, bias)`` of the action head, ``weight`` of shape ``(n_actions, hidden)``.
+        activation: ``"tanh"`` or ``"relu"``, applied after every hidden layer.
+        meta: free JSON-able facts about the policy (rules fingerprint, spec versions, steps).
+        features: the fixed input readings applied before the first layer
+            (:mod:`greed_env.train.featurize`), or None for the raw observation.
+    """
+
+    def __init__(
+        self,
+        layers: Sequence[tuple[np.ndarray, np.ndarray]],
+        head: tuple[np.ndarray, np.ndarray],
+        activation: str,
+        meta: dict[str, Any] | None = None,
+        features: FeatureConfig | None = None,
+    ) -> None:
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+        self.layers = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in layers]
+        self.head = (np.asarray(head[0], np.float32), np.asarray(head[1], np.float32))
+        self.activation = activation
+        self.meta: dict[str, Any] = dict(meta or {})
+        self.features = features
+        self._wt = [(w.T.copy(), b) for w, b in self.layers]
+        self._head_t = (self.head[0].T.copy(), self.head[1])
+
+    @property
+    def n_actions(self) -> int:
+        return int(self.head[0].shape[0])
+
+    @property
+    def obs_dim(self) -> int:
+        """Length of the observation the policy reads (before its feature readings)."""
+        width = int(self.layers[0][0].shape[1]) if self.layers else int(self.head[0].shape[1])
+        return width - self.features.extra_dim if self.features is not None else width
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Action logits of a batch of observations, shape ``(batch, n_actions)``."""
+        x = np.asarray(obs, dtype=np.float32)
+        if self.features is not None:
+            x = featurize(x, self.features)
+        for w, b in self._wt:
+            x = _activation(self.activation, x @ w + b)
+        w, b = self._head_t
+        return x @ w + b
+
+    def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Deterministic masked actions: arg-max of the logits over the legal ids of each row.
+
+        Raises:
+            ValueError: a row of ``masks`` has no legal action.
+        """
+        masks = np.asarray(masks, dtype=bool)
+        if not masks.any(axis=1).all():
+            raise ValueError("a position without any legal action was given to the policy")
+        logits = np.where(masks, self.logits(obs), -np.inf)
+        return logits.argmax(axis=1)
+
+    # --------------------------------------------------------------------------------------
+    # conversion and files
+
+    @classmethod
+    def from_sb3(cls, model: Any, meta: dict[str, Any] | None = None) -> NumpyPolicy:
+        """The actor of a MaskablePPO / PPO model whose policy is a plain MLP.
+
+        Raises:
+            ModelFileError: the policy has another architecture (image or dict features, a
+                custom extractor, an activation other than tanh / relu).
+        """
+        import torch
+        from stable_baselines3.common.torch_layers import FlattenExtractor
+
+        from greed_env.train.features import GreedFeatures
+
+        policy = model.policy
+        extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
+        if isinstance(extractor, GreedFeatures):
+            features: FeatureConfig | None = FeatureConfig.from_dict(extractor.config)
+        elif isinstance(extractor, FlattenExtractor):
+            features = None
+        else:
+            raise ModelFileError(
+                f"only flat-vector policies can be converted, this one uses {type(extractor).__name__}"
+            )
+        layers: list[tuple[np.ndarray, np.ndarray]] = []
+        act_names: set[str] = set()
+        for module in policy.mlp_extractor.policy_net:
+            if isinstance(module, torch.nn.Linear):
+                layers.append(
+                    (module.weight.detach().cpu().numpy(), module.bias.detach().cpu().numpy())
+                )
+            elif isinstance(module, torch.nn.Tanh):
+                act_names.add("tanh")
+            elif isinstance(module, torch.nn.ReLU):
+                act_names.add("relu")
+            else:
+                raise ModelFileError(f"unsupported layer {type(module).__name__} in the policy network")
+        if len(act_names) > 1:
+            raise ModelFileError(f"mixed activations {sorted(act_names)} are not supported")
+        head = policy.action_net
+        return cls(
+            layers,
+            (head.weight.detach().cpu().numpy(), head.bias.detach().cpu().numpy()),
+            act_names.pop() if act_names else "tanh",
+            meta,
+            features,
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the weights and ``meta`` to an ``.npz`` file atomically."""
+        path = Path(path)
+        arrays: dict[str, np.ndarray] = {}
+        for i, (w, b) in enumerate(self.layers):
+            arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+        arrays["head_w"], arrays["head_b"] = self.head
+        header = {
+            "activation": self.activation,
+            "hidden": len(self.layers),
+            "meta": self.meta,
+            "features": self.features.to_dict() if self.features is not None else None,
+        }
+        arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **arrays)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> NumpyPolicy:
+        """Read a policy written by :meth:`save`.
+
+        Raises:
+            ModelFileError: missing or unreadable file.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise ModelFileError(f"policy file {path} does not exist")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                header = json.loads(bytes(data["header"]).decode())
+                layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(int(header["hidden"]))]
+                head = (data["head_w"], data["head_b"])
+            feats = header.get("features")
+            features = FeatureConfig.from_dict(feats) if feats else None
+        except (OSError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
+            raise ModelFileError(f"policy file {path} is not a readable policy .npz: {exc}") from None
+        return cls(layers, head, header["activation"], header.get("meta"), features)
+
+
+class PolicyBot:
+    """A :class:`NumpyPolicy` playing deterministic masked actions as a bot.
+
+    The observation of a position is :func:`~greed_env.envs.observation.encode_observation`
+    from the acting player's seat, as the environments encode it for the learner.
+
+    Raises (from :meth:`act`):
+        ModelFileError: the position's rules are not the rules the policy was made for.
+    """
+
+    def __init__(self, policy: NumpyPolicy, rules: Rules, name: str = "policy") -> None:
+        self.policy = policy
+        self.rules = rules
+        self.name = name
+        self.catalog = ActionCatalog(rules)
+        if policy.n_actions != self.catalog.n or policy.obs_dim != OBS_DIM:
+            raise ModelFileError(
+                f"policy {name!r} has {policy.obs_dim} inputs and {policy.n_actions} actions; "
+                f"{rules.name} needs {OBS_DIM} inputs and {self.catalog.n} actions"
+            )
+
+    def check_rules(self, rules: Rules) -> None:
+        """Raise :class:`ModelFileError` unless ``rules`` are the policy's rules."""
+        if rules is not self.rules and rules != self.rules:
+            raise ModelFileError(
+                f"policy {self.name!r} was built for rules {self.rules.name!r}, asked to play {rules.name!r}"
+            )
+
+    def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
+        return self.act_batch(rules, [state], [rng])[0]
+
+    def act_ids(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Action ids of a batch of encoded observations under their masks."""
+        return self.policy.act(obs, masks)
+
+    def act_batch(
+        self, rules: Rules, states: Sequence[State], rngs: Sequence[np.random.Generator]
+    ) -> list[Move]:
+        """The moves of several positions, scored in one batch."""
+        self.check_rules(rules)
+        obs = np.empty((len(states), OBS_DIM), dtype=np.float32)
+        masks = np.empty((len(states), self.catalog.n), dtype=np.int8)
+        legal = []
+        for i, s in enumerate(states):
+            encode_observation(rules, s, out=obs[i])
+            mask, moves = self.catalog.legal(s)
+            masks[i] = mask
+            legal.append(moves)
+        actions = self.policy.act(obs, masks)
+        return [moves[int(a)] for moves, a in zip(legal, actions, strict=True)]
+
+
+# ------------------------------------------------------------------------------------------
+# model files and cards
+
+
+def card_path(model_path: str | Path) -> Path:
+    """The JSON card beside a model file: ``model.zip`` -> ``model.json``."""
+    p = Path(model_path)
+    return p.with_suffix(".json")
+
+
+def read_card(model_path: str | Path) -> dict[str, Any] | None:
+    """The card beside ``model_path``, or None when there is none.
+
+    Raises:
+        ModelFileError: the card exists but is not valid JSON.
+    """
+    path = card_path(model_path)
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ModelFileError(f"model card {path} is not valid JSON: {exc}") from None
+
+
+def check_card(card: dict[str, Any], rules: Rules, where: str) -> None:
+    """Refuse a model whose card names other rules, observation spec or action catalog.
+
+    Raises:
+        ModelFileError: naming the field that differs and both values.
+    """
+    have_fp = card.get("rules_fingerprint")
+    if have_fp is not None and have_fp != rules.fingerprint:
+        raw = card.get("rules")
+        name = raw.get("name", "?") if isinstance(raw, dict) else card.get("rules_name", raw or "?")
+        raise ModelFileError(
+            f"{where} was trained for other rules ({name!r}, fingerprint {have_fp}); "
+            f"this needs {rules.name!r} (fingerprint {rules.fingerprint})"
+        )
+    for key, value in (("obs_spec_version", OBS_SPEC_VERSION), ("action_catalog_version", ACTION_CATALOG_VERSION)):
+        have = card.get(key)
+        if have is not None and have != value:
+            raise ModelFileError(f"{where} was trained with {key} {have}; this greed_env has {value}")
+
+
+def load_policy(path: str | Path, rules: Rules) -> NumpyPolicy:
+    """The actor of a saved SB3 model (``.zip``) or policy snapshot (``.npz``) for ``rules``.
+
+    The card beside the file (``model.json``), when present, must match ``rules`` and the
+    current observation-spec and action-catalog versions; the network's input and output sizes
+    must match in any case.
+
+    Raises:
+        ModelFileError: missing file, not a model, corrupt, or made for other rules / specs.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFileError(f"model file {path} does not exist")
+    card = read_card(path)
+    if path.suffix == ".npz":
+        policy = NumpyPolicy.load(path)
+        check_card(policy.meta, rules, str(path))
+    else:
+        if not zipfile.is_zipfile(path):
+            raise ModelFileError(f"{path} is not a stable-baselines3 model (.zip) nor a policy (.npz)")
+        try:
+            with zipfile.ZipFile(path) as zf:
+                names = set(zf.namelist())
+        except zipfile.BadZipFile as exc:
+            raise ModelFileError(f"{path} is a corrupt zip file: {exc}") from None
+        if "data" not in names or "policy.pth" not in names:
+            raise ModelFileError(f"{path} is a zip but not a stable-baselines3 model (no data / policy.pth)")
+        from sb3_contrib import MaskablePPO
+
+        try:
+            model = MaskablePPO.load(path, device="cpu")
+        except Exception as exc:
+            raise ModelFileError(f"{path} could not be loaded as a MaskablePPO model: {exc}") from None
+        policy = NumpyPolicy.from_sb3(model, meta=dict(card or {}))
+    if card is not None:
+        check_card(card, rules, str(path))
+    catalog = ActionCatalog(rules)
+    if policy.obs_dim != OBS_DIM or policy.n_actions != catalog.n:
+        raise ModelFileError(
+            f"{path} has {policy.obs_dim} inputs and {policy.n_actions} actions; {rules.name} needs "
+            f"{OBS_DIM} inputs and {catalog.n} actions (was it trained for other rules?)"
+        )
+    return policy
