@@ -1,0 +1,223 @@
+"""``greed train solo|duel|selfplay`` (PPO training) and ``greed eval`` (evaluate any bot).
+
+The training options are generated from each script's argument dataclass
+(:mod:`greed_env.train.solo`, :mod:`~greed_env.train.duel`, :mod:`~greed_env.train.selfplay`),
+so ``greed train solo --help`` and ``python training/solo.py --help`` list the same options.
+torch is imported only when a command runs. User errors (missing or corrupt model file, rules
+mismatch, unknown bot, existing run directory) exit with status 2 and a message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+_TRAIN_SCRIPTS = {
+    "solo": ("greed_env.train.solo", "Solitaire-v0: one turn or a race to the target"),
+    "duel": ("greed_env.train.duel", "Duel-v0: a whole game against an opponent bot"),
+    "selfplay": ("greed_env.train.selfplay", "2-8 players against a pool of past snapshots"),
+}
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from greed_env.bots.factory import BotSpecError
+    from greed_env.rules import IllegalMove, RulesError
+    from greed_env.train.policy import ModelFileError
+
+    errors: list[type[BaseException]] = [
+        ModelFileError,
+        BotSpecError,
+        RulesError,
+        IllegalMove,
+        FileNotFoundError,
+        FileExistsError,
+    ]
+    try:
+        from greed_env.solver.model import SolverError
+
+        errors.append(SolverError)
+    except ImportError:
+        pass
+    try:
+        from greed_env.solver.table import TableError
+
+        errors.append(TableError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def _fail(exc: BaseException) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return 2
+
+
+def _run_train(ns: argparse.Namespace) -> int:
+    from greed_env.train.args import namespace_to
+
+    module = importlib.import_module(_TRAIN_SCRIPTS[ns.script][0])
+    args = namespace_to(module.Args, ns)
+    try:
+        module.main(args)
+    except (*_user_errors(), ValueError) as exc:
+        return _fail(exc)
+    return 0
+
+
+def _run_eval(ns: argparse.Namespace) -> int:
+    from greed_env.evaluation import evaluate, write_report
+    from greed_env.rules import preset
+    from greed_env.train.policy import read_card
+
+    try:
+        bot_path = Path(ns.bot)
+        card = read_card(bot_path) if bot_path.suffix in (".zip", ".npz") and bot_path.is_file() else None
+        rules_name = ns.rules or (card or {}).get("rules", {}).get("name") or "ten_thousand"
+        rules = preset(rules_name)
+        objective = ns.objective or _objective_from_card(card) or "turn"
+        run_dir = Path(ns.run_dir) if ns.run_dir else None
+        if run_dir is None and card is not None and (bot_path.parent / "eval.csv").is_file():
+            run_dir = bot_path.parent
+        bar = _progress_bar(ns, objective)
+        result = evaluate(
+            ns.bot,
+            rules,
+            objective,
+            episodes=ns.episodes,
+            seed=ns.seed,
+            workers=ns.workers,
+            regret_episodes=ns.regret_episodes,
+            opponent=ns.opponent,
+            num_players=ns.num_players,
+            progress=bar.update_to if bar else None,
+        )
+        if bar:
+            bar.close()
+    except (*_user_errors(), ValueError) as exc:
+        return _fail(exc)
+    summary = result.summary()
+    if ns.out:
+        command = "greed eval " + " ".join(shlex.quote(a) for a in ns.argv)
+        path = write_report(result, ns.out, run_dir=run_dir, command=command)
+        summary["report"] = str(path)
+    if ns.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        _print_summary(result, summary.get("report"))
+    return 0
+
+
+def _objective_from_card(card: dict[str, Any] | None) -> str | None:
+    if not card:
+        return None
+    objective = str(card.get("objective", ""))
+    if objective in ("turn", "race", "duel"):
+        return objective
+    if objective.startswith("selfplay"):
+        return "duel"
+    return None
+
+
+class _Bar:
+    def __init__(self, total: int) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=total, unit="episode", unit_scale=True, dynamic_ncols=True)
+
+    def update_to(self, done: int) -> None:
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _progress_bar(ns: argparse.Namespace, objective: str) -> _Bar | None:
+    if not ns.progress:
+        return None
+    from greed_env.evaluation import default_duel_games
+
+    total = ns.episodes or (default_duel_games() if objective == "duel" else 20_000)
+    return _Bar(total)
+
+
+def _print_summary(result: Any, report: str | None) -> None:
+    r = result
+    digits = 4 if r.objective == "duel" else 2
+    print(f"{r.bot} on {r.rules.name} ({r.objective}{', vs ' + r.opponent if r.opponent else ''}), {r.episodes:,} episodes, {r.wall_s:.1f} s")
+    print(f"  {r.units}: {r.score.fmt(digits)} (95% CI)   optimal: {r.optimal:.4f}   ratio: {100 * r.ratio:.2f}%")
+    if r.regret_estimate is not None:
+        print(f"  optimal - regret estimate: {r.regret_estimate.fmt(digits + 2)}")
+    if r.decisions:
+        print(
+            f"  regret per decision: mean {r.mean_regret:.5g}, worst {r.worst_regret:.5g}; "
+            f"optimal decisions {100 * r.optimal_share:.2f}% of {r.decisions:,}"
+        )
+    if report:
+        print(f"  report: {report}")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``train`` (with ``solo``, ``duel``, ``selfplay``) and ``eval`` to the CLI."""
+    from greed_env.train.args import add_dataclass_arguments
+
+    train = subparsers.add_parser(
+        "train",
+        help="train a PPO agent (solo, duel, selfplay)",
+        description="Train MaskablePPO agents; every run writes TensorBoard logs, evaluations "
+        "against the exact solver, checkpoints (--resume) and a model with its JSON card.",
+    )
+    scripts = train.add_subparsers(dest="script", metavar="SCRIPT")
+    for name, (module_name, help_text) in _TRAIN_SCRIPTS.items():
+        module = importlib.import_module(module_name)
+        sub = scripts.add_parser(
+            name,
+            help=help_text,
+            description=module.Args.__doc__,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        add_dataclass_arguments(sub, module.Args)
+        sub.set_defaults(func=_run_train, script=name)
+    train.set_defaults(func=lambda ns: train.print_help() or 0)
+
+    ev = subparsers.add_parser(
+        "eval",
+        help="evaluate a bot or trained model against the exact solver",
+        description="Play a bot (model .zip/.npz, bot spec, or 'optimal') and report its value "
+        "with a 95%% CI beside the optimal value, its regret per decision, and plots.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    ev.add_argument("bot", help="model file (.zip / .npz), bot spec (random, threshold:N, registry id) or 'optimal'")
+    ev.add_argument("--rules", default=None, help="rules preset (default: the model card's, else ten_thousand)")
+    ev.add_argument(
+        "--objective",
+        choices=("turn", "race", "duel"),
+        default=None,
+        help="what to measure (default: the model card's, else turn)",
+    )
+    ev.add_argument("--episodes", type=int, default=None, help="turns / races / games (default: 20,000; duel: 38,415 for a 95%% CI of +-0.5 points)")
+    ev.add_argument("--workers", type=int, default=2, help="processes playing episodes in parallel")
+    ev.add_argument("--seed", type=int, default=0, help="master seed of the episode seeds")
+    ev.add_argument("--regret-episodes", type=int, default=None, help="episodes whose decisions are scored by the solver (default: min(episodes, 2000))")
+    ev.add_argument("--opponent", default="optimal", help="duel opponent bot spec")
+    ev.add_argument("--num-players", type=int, default=2, help="duel seats")
+    ev.add_argument("--out", default=None, help="directory for report.md and the PNG plots")
+    ev.add_argument("--run-dir", default=None, help="training run directory whose learning curve to plot")
+    ev.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
+    ev.set_defaults(func=_with_argv(_run_eval))
+
+
+def _with_argv(func: Any) -> Any:
+    def run(ns: argparse.Namespace) -> int:
+        argv = sys.argv[sys.argv.index("eval") + 1 :] if "eval" in sys.argv else []
+        ns.argv = argv
+        return func(ns)
+
+    return run

@@ -1,0 +1,108 @@
+"""Duel: MaskablePPO on ``greed_env/Duel-v0``, a whole game against a chosen opponent bot.
+
+The learner's seat is drawn at every reset; the reward is +1 / -1 (0 for a shared pot) at the
+end of the game. The opponent is any bot spec (``optimal``: the solver's optimal duel bot,
+``threshold:N``, ``random``, a registry id, or a trained model file). Evaluations play against
+the optimal bot with balanced seats; the optimum is a win rate of one half.
+
+Example::
+
+    python training/duel.py --opponent optimal --total-timesteps 3000000
+    greed train duel --opponent threshold:350 --resume
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import gymnasium as gym
+
+from greed_env.train.args import PPOArgs, parse_args, rules_from_args
+
+if TYPE_CHECKING:
+    from greed_env.evaluation import EvalResult
+    from greed_env.rules import Rules
+    from greed_env.train.policy import NumpyPolicy
+
+SCRIPT = "greed_env.train.duel"
+
+
+@dataclass
+class Args(PPOArgs):
+    """Train a MaskablePPO agent on greed_env/Duel-v0 against an opponent bot."""
+
+    opponent: str = "optimal"
+    """opponent bot: 'optimal' (solver), 'threshold:N', 'random', a registry id or a model file"""
+    total_timesteps: int = 3_000_000
+    """total environment steps (decisions of the learner) of the run"""
+    num_steps: int = 1024
+    """steps per environment per rollout (rollout size = num_envs * num_steps)"""
+    gae_lambda: float = 0.98
+    """lambda of generalised advantage estimation (long games: a longer credit horizon)"""
+    eval_every: int = 100_000
+    """environment steps between evaluations against the optimal bot"""
+    eval_episodes: int = 1000
+    """games per periodic evaluation (seats balanced)"""
+    eval_regret_episodes: int = 200
+    """games of each evaluation whose decisions are scored by the solver (regret)"""
+    final_eval_episodes: int = 10_000
+    """games of the final evaluation written into the model card"""
+    checkpoint_every: int = 100_000
+    """environment steps between checkpoints (written atomically; --resume restarts there)"""
+
+
+def make_env(rules: Rules, opponent: str) -> gym.Env:
+    """One ``Duel-v0`` environment with its own opponent bot (built in the worker process)."""
+    import greed_env.envs  # noqa: F401  (registers the ids)
+    from greed_env.evaluation import resolve_bot
+
+    return gym.make("greed_env/Duel-v0", rules=rules, opponent=resolve_bot(opponent, rules, "duel"))
+
+
+def main(args: Args) -> Path:
+    """Train (or ``--resume``) one run; returns its directory."""
+    from greed_env.evaluation import evaluate, resolve_bot
+    from greed_env.train.common import run_training
+    from greed_env.train.policy import PolicyBot
+
+    rules = rules_from_args(args.rules, args.rules_set)
+    resolve_bot(args.opponent, rules, "duel")
+
+    def env_fns(seed: int, run_dir: Path) -> list[functools.partial[gym.Env]]:
+        return [functools.partial(make_env, rules, args.opponent) for _ in range(args.num_envs)]
+
+    def evaluate_policy(policy: NumpyPolicy, episodes: int) -> EvalResult:
+        return evaluate(
+            PolicyBot(policy, rules, name=args.exp_name),
+            rules,
+            "duel",
+            episodes=episodes,
+            seed=args.eval_seed,
+            regret_episodes=min(episodes, args.eval_regret_episodes),
+            opponent="optimal",
+        )
+
+    return run_training(
+        args,
+        script=SCRIPT,
+        rules=rules,
+        objective="duel",
+        env_fns=env_fns,
+        evaluate_policy=functools.partial(evaluate_policy, episodes=args.eval_episodes),
+        final_evaluate=functools.partial(evaluate_policy, episodes=args.final_eval_episodes),
+        card_extra={"opponent": args.opponent},
+    )
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    main(parse_args(Args, argv, prog="duel.py"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

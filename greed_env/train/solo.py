@@ -1,0 +1,97 @@
+"""Solitaire: MaskablePPO on ``greed_env/Solitaire-v0``, one turn or a race to the target.
+
+``turn``: each episode is one turn of a player already on the board; the return is the
+points banked (times ``reward_scale``), so with ``gamma = 1`` the value of the start is the
+expected turn score and the optimum is the solver's table value. ``race``: -1 per turn until the
+target is reached; the optimum is the solver's expected number of turns.
+
+Example::
+
+    python training/solo.py --objective turn --total-timesteps 300000
+    greed train solo --objective race --resume
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import gymnasium as gym
+
+from greed_env.train.args import PPOArgs, parse_args, rules_from_args
+
+if TYPE_CHECKING:
+    from greed_env.evaluation import EvalResult
+    from greed_env.rules import Rules
+    from greed_env.train.policy import NumpyPolicy
+
+SCRIPT = "greed_env.train.solo"
+
+
+@dataclass
+class Args(PPOArgs):
+    """Train a MaskablePPO agent on greed_env/Solitaire-v0 (objective 'turn' or 'race')."""
+
+    objective: Literal["turn", "race"] = "turn"
+    """'turn': maximise the points of one turn; 'race': minimise the turns to the target"""
+    reward_scale: float = 1e-3
+    """points-to-reward factor of the 'turn' objective (0.001: a 500-point bank is +0.5)"""
+    total_timesteps: int = 1_000_000
+    """total environment steps (decisions of the learner) of the run"""
+
+
+def make_env(rules: Rules, objective: str, reward_scale: float) -> gym.Env:
+    """One ``Solitaire-v0`` environment (module-level, so subprocess workers can build it)."""
+    import greed_env.envs  # noqa: F401  (registers the ids)
+
+    return gym.make(
+        "greed_env/Solitaire-v0", rules=rules, objective=objective, reward_scale=reward_scale
+    )
+
+
+def main(args: Args) -> Path:
+    """Train (or ``--resume``) one run; returns its directory."""
+    from greed_env.evaluation import evaluate
+    from greed_env.train.common import run_training
+    from greed_env.train.policy import PolicyBot
+
+    rules = rules_from_args(args.rules, args.rules_set)
+
+    def env_fns(seed: int, run_dir: Path) -> list[functools.partial[gym.Env]]:
+        return [
+            functools.partial(make_env, rules, args.objective, args.reward_scale)
+            for _ in range(args.num_envs)
+        ]
+
+    def evaluate_policy(policy: NumpyPolicy, episodes: int) -> EvalResult:
+        return evaluate(
+            PolicyBot(policy, rules, name=args.exp_name),
+            rules,
+            args.objective,
+            episodes=episodes,
+            seed=args.eval_seed,
+            regret_episodes=min(episodes, args.eval_regret_episodes),
+        )
+
+    return run_training(
+        args,
+        script=SCRIPT,
+        rules=rules,
+        objective=args.objective,
+        env_fns=env_fns,
+        evaluate_policy=functools.partial(evaluate_policy, episodes=args.eval_episodes),
+        final_evaluate=functools.partial(evaluate_policy, episodes=args.final_eval_episodes),
+    )
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    main(parse_args(Args, argv, prog="solo.py"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())
