@@ -1,0 +1,164 @@
+"""Evaluation statistics on bots whose value is known, bad model files, report and CLI."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from greed_env.envs.catalog import ActionCatalog
+from greed_env.envs.observation import OBS_DIM
+from greed_env.evaluation import (
+    default_duel_games,
+    evaluate,
+    first_roll_bust_probability,
+    learning_curve,
+    mean_ci,
+    optimal_value,
+    regret_by_situation,
+    write_report,
+)
+from greed_env.rules import Rules, preset
+from greed_env.train.args import rules_from_args
+from greed_env.train.policy import ModelFileError, NumpyPolicy, PolicyBot, load_policy
+
+RULES = preset("ten_thousand")
+SHORT = rules_from_args("ten_thousand", "target=3000;entry_threshold=500")
+"""A short game (target 3,000) whose duel table solves in seconds."""
+
+
+def test_mean_ci_matches_the_textbook_formula() -> None:
+    x = np.random.default_rng(0).normal(10.0, 2.0, size=400)
+    est = mean_ci(x)
+    assert est.mean == pytest.approx(x.mean())
+    assert est.half_width == pytest.approx(1.959964 * x.std(ddof=1) / 20.0, rel=1e-5)
+    assert est.contains(x.mean()) and est.n == 400
+    assert default_duel_games(0.005) == 38415
+
+
+def test_optimal_bot_turn_score_is_the_table_value_within_its_ci() -> None:
+    res = evaluate("optimal", RULES, "turn", episodes=3000, seed=3, regret_episodes=300)
+    table = optimal_value(RULES, "turn")
+    assert res.optimal == pytest.approx(table)
+    assert res.score.contains(table), (res.score, table)
+    assert res.decisions > 300
+    assert res.mean_regret == pytest.approx(0.0, abs=1e-9)
+    assert res.worst_regret == pytest.approx(0.0, abs=1e-9)
+    assert res.optimal_share == 1.0
+    assert res.regret_estimate is not None
+    assert res.regret_estimate.mean == pytest.approx(table)
+
+
+def test_random_bot_is_far_below_optimal_and_its_regret_explains_the_gap() -> None:
+    res = evaluate("random", RULES, "turn", episodes=2000, seed=4, regret_episodes=2000)
+    assert res.ratio < 0.6
+    assert res.score.high < res.optimal
+    assert res.mean_regret > 10.0 and res.optimal_share < 0.8
+    assert res.regret_estimate is not None
+    gap = abs(res.regret_estimate.mean - res.score.mean)
+    assert gap < res.score.half_width + res.regret_estimate.half_width
+
+
+def test_first_roll_bust_probability_is_the_six_dice_farkle_chance() -> None:
+    assert first_roll_bust_probability(RULES) == pytest.approx(0.0231481, abs=1e-6)
+
+
+def test_race_of_the_optimal_bot_has_zero_regret() -> None:
+    res = evaluate("optimal", SHORT, "race", episodes=150, seed=5, regret_episodes=50)
+    assert res.optimal == pytest.approx(optimal_value(SHORT, "race"))
+    assert res.score.contains(res.optimal)
+    assert res.worst_regret == pytest.approx(0.0, abs=1e-9)
+
+
+def test_duel_optimal_against_optimal_is_even_and_seats_balance() -> None:
+    res = evaluate("optimal", SHORT, "duel", episodes=300, seed=6, regret_episodes=40)
+    assert res.optimal == 0.5
+    assert res.score.contains(0.5)
+    assert res.worst_regret == pytest.approx(0.0, abs=1e-9)
+    weak = evaluate("threshold:2000", SHORT, "duel", episodes=300, seed=6, regret_episodes=40)
+    assert weak.score.high < 0.5 and weak.mean_regret > 0.0
+
+
+def test_results_do_not_depend_on_the_number_of_workers() -> None:
+    one = evaluate("threshold:350", RULES, "turn", episodes=400, seed=9, regret_episodes=0)
+    two = evaluate("threshold:350", RULES, "turn", episodes=400, seed=9, regret_episodes=0, workers=2)
+    assert one.score == two.score
+
+
+def _tiny_policy(rules: Rules = RULES, bias_action: int = 0) -> NumpyPolicy:
+    n = ActionCatalog(rules).n
+    rng = np.random.default_rng(0)
+    layers = [(rng.normal(size=(8, OBS_DIM)).astype(np.float32), np.zeros(8, np.float32))]
+    head_b = np.zeros(n, np.float32)
+    head_b[bias_action] = 5.0
+    return NumpyPolicy(layers, (rng.normal(size=(n, 8)).astype(np.float32), head_b), "relu",
+                       meta={"rules_fingerprint": rules.fingerprint})
+
+
+def test_policy_snapshots_round_trip_and_play(tmp_path: Path) -> None:
+    pol = _tiny_policy(bias_action=0)
+    path = pol.save(tmp_path / "snap.npz")
+    back = NumpyPolicy.load(path)
+    obs = np.random.default_rng(1).random((5, OBS_DIM), dtype=np.float32)
+    assert np.allclose(back.logits(obs), pol.logits(obs))
+    res = evaluate(str(path), RULES, "turn", episodes=100, seed=1, regret_episodes=20)
+    assert res.score.n == 100 and res.decisions > 0
+
+
+def test_bad_model_files_get_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileError, match="does not exist"):
+        load_policy(tmp_path / "missing.zip", RULES)
+    junk = tmp_path / "junk.zip"
+    junk.write_bytes(b"not a zip at all")
+    with pytest.raises(ModelFileError, match="not a stable-baselines3 model"):
+        load_policy(junk, RULES)
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr("hello.txt", "hi")
+    with pytest.raises(ModelFileError, match="no data"):
+        load_policy(other, RULES)
+    bad_npz = tmp_path / "bad.npz"
+    bad_npz.write_bytes(b"garbage")
+    with pytest.raises(ModelFileError, match="not a readable policy"):
+        load_policy(bad_npz, RULES)
+    farkle = preset("farkle")
+    snap = _tiny_policy(farkle).save(tmp_path / "farkle.npz")
+    with pytest.raises(ModelFileError, match="other rules"):
+        load_policy(snap, RULES)
+    with pytest.raises(ModelFileError, match="built for rules"):
+        PolicyBot(_tiny_policy(), RULES).act(SHORT, None, np.random.default_rng(0))  # type: ignore[arg-type]
+
+
+def test_report_and_plots(tmp_path: Path) -> None:
+    res = evaluate("threshold:300", RULES, "turn", episodes=300, seed=2, regret_episodes=300)
+    groups = regret_by_situation(res.decisions_table)
+    assert groups["dice"] and groups["turn_total"]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "eval.csv").write_text(
+        "step,wall_s,value,ci95,optimal,ratio,regret_estimate\n"
+        "0,1,200,10,582.3,0.34,210\n1000,2,400,10,582.3,0.69,420\n"
+    )
+    assert [r["step"] for r in learning_curve(run)] == [0.0, 1000.0]
+    report = write_report(res, tmp_path / "out", run_dir=run, command="greed eval threshold:300")
+    text = report.read_text()
+    assert "optimal (solver)" in text and "Regret by situation" in text
+    assert (tmp_path / "out" / "regret.png").stat().st_size > 1000
+    assert (tmp_path / "out" / "learning_curve.png").stat().st_size > 1000
+
+
+def test_cli_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from greed_env.cli import main
+
+    rc = main(["eval", "threshold:300", "--episodes", "200", "--workers", "1", "--regret-episodes", "50",
+               "--no-progress", "--json", "--out", str(tmp_path / "rep")])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["episodes"] == 200 and summary["objective"] == "turn"
+    assert (tmp_path / "rep" / "report.md").is_file()
+    rc = main(["eval", str(tmp_path / "nope.zip"), "--episodes", "10", "--no-progress"])
+    assert rc == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -1,0 +1,173 @@
+"""Smoke runs of the training scripts (tiny step counts) and resume after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from greed_env.evaluation import evaluate
+from greed_env.rules import preset
+from greed_env.train import duel, selfplay, solo
+
+SHORT_RULES = "target=3000;entry_threshold=500"
+TINY: dict[str, Any] = dict(
+    total_timesteps=256,
+    num_envs=2,
+    vector="dummy",
+    num_steps=64,
+    minibatch_size=64,
+    update_epochs=1,
+    net_width=16,
+    net_depth=1,
+    eval_every=128,
+    eval_episodes=20,
+    eval_regret_episodes=10,
+    final_eval_episodes=30,
+    checkpoint_every=128,
+    progress=False,
+)
+
+
+def _args(cls: type, **overrides: Any) -> Any:
+    return cls(**{**TINY, **overrides})
+
+
+def _card(run: Path) -> dict[str, Any]:
+    return json.loads((run / "model.json").read_text())
+
+
+def _eval_steps(run: Path) -> list[float]:
+    lines = (run / "eval.csv").read_text().splitlines()[1:]
+    return [float(line.split(",")[0]) for line in lines]
+
+
+def test_solo_turn_run_writes_model_card_logs_and_checkpoints(tmp_path: Path) -> None:
+    run = solo.main(_args(solo.Args, runs_dir=str(tmp_path), exp_name="smoke"))
+    assert run.name.startswith("ten_thousand__turn__smoke__1__")
+    card = _card(run)
+    rules = preset("ten_thousand")
+    assert card["steps"] >= 256 and card["objective"] == "turn" and card["seed"] == 1
+    assert card["rules_fingerprint"] == rules.fingerprint and card["rules"]["name"] == "ten_thousand"
+    assert {"obs_spec_version", "action_catalog_version", "args", "wall_time_s", "evaluation"} <= set(card)
+    assert card["evaluation"]["episodes"] == 30 and card["evaluation"]["optimal"] > 500
+    assert _eval_steps(run)[0] == 0.0 and len(_eval_steps(run)) >= 3
+    assert (run / "checkpoints" / "latest.json").is_file()
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    (events,) = list((run / "tb").glob("events.out.tfevents.*"))
+    acc = EventAccumulator(str(events))
+    acc.Reload()
+    groups = {tag.split("/")[0] for tag in acc.Tags()["scalars"]}
+    assert groups == {"charts", "losses", "eval"}
+    res = evaluate(str(run / "model.zip"), rules, "turn", episodes=20, seed=0, regret_episodes=5)
+    assert res.score.n == 20
+
+
+def test_solo_race_on_the_native_vector_engine(tmp_path: Path) -> None:
+    args = _args(
+        solo.Args,
+        vector="native",
+        num_envs=4,
+        objective="race",
+        rules_set=SHORT_RULES,
+        runs_dir=str(tmp_path),
+        features="none",
+        eval_episodes=4,
+        eval_regret_episodes=2,
+        final_eval_episodes=4,
+    )
+    card = _card(solo.main(args))
+    assert card["objective"] == "race" and card["rules"]["target"] == 3000
+    assert card["evaluation"]["units"] == "turns to target"
+
+
+def test_duel_run_against_a_threshold_bot(tmp_path: Path) -> None:
+    args = _args(
+        duel.Args,
+        opponent="threshold:300",
+        rules_set=SHORT_RULES,
+        runs_dir=str(tmp_path),
+        eval_episodes=6,
+        eval_regret_episodes=2,
+        final_eval_episodes=6,
+    )
+    card = _card(duel.main(args))
+    assert card["objective"] == "duel" and card["opponent"] == "threshold:300"
+    assert card["evaluation"]["opponent"] == "optimal" and card["evaluation"]["optimal"] == 0.5
+
+
+def test_selfplay_run_fills_the_snapshot_pool(tmp_path: Path) -> None:
+    args = _args(
+        selfplay.Args,
+        num_players=3,
+        snapshot_every=64,
+        eval_opponent="threshold:300",
+        rules_set=SHORT_RULES,
+        runs_dir=str(tmp_path),
+        eval_episodes=6,
+        final_eval_episodes=6,
+    )
+    run = selfplay.main(args)
+    assert len(list((run / "pool").glob("snap_*.npz"))) >= 2
+    card = _card(run)
+    assert card["num_players"] == 3 and card["evaluation"]["optimal"] == pytest.approx(1 / 3)
+
+
+def test_bad_runs_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no run named"):
+        solo.main(_args(solo.Args, runs_dir=str(tmp_path), resume=True))
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(FileExistsError, match="--resume"):
+        solo.main(_args(solo.Args, runs_dir=str(tmp_path), run_name="taken"))
+
+
+def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    cmd = [
+        sys.executable, "-m", "greed_env.train.solo",
+        "--runs-dir", str(runs), "--run-name", "killed", "--total-timesteps", "1000000",
+        "--vector", "dummy", "--num-envs", "2", "--num-steps", "64", "--minibatch-size", "64",
+        "--update-epochs", "1", "--net-width", "16", "--net-depth", "1",
+        "--checkpoint-every", "128", "--eval-every", "100000000", "--eval-episodes", "5",
+        "--eval-regret-episodes", "0", "--no-progress",
+    ]  # fmt: skip
+    latest = runs / "killed" / "checkpoints" / "latest.json"
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if latest.is_file() and json.loads(latest.read_text())["step"] >= 384:
+                break
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            time.sleep(0.2)
+        else:
+            pytest.fail("no checkpoint within two minutes")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    step = json.loads(latest.read_text())["step"]
+    assert not (runs / "killed" / "model.zip").exists()
+    args = _args(
+        solo.Args,
+        total_timesteps=step + 256,
+        final_eval_episodes=5,
+        eval_regret_episodes=0,
+        runs_dir=str(runs),
+        run_name="killed",
+        resume=True,
+    )
+    run = solo.main(args)
+    card = _card(run)
+    assert card["sessions"] == 2
+    assert card["steps"] == step + 256
+    assert json.loads(latest.read_text())["step"] == step + 256
