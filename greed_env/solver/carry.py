@@ -1,0 +1,575 @@
+"""Carry-over rules (seed 002, Progressive 10,000): dice states, objectives and the evaluator.
+
+A *dice state* is (dice to roll, carry-over). The reachable dice states and every transition
+between them are enumerated from :func:`greed_env.rules.scoring.keep_options` (a breadth-first
+search from a fresh full roll); a roll's keeps become (points, next dice state) options.
+
+Progressive has 204 dice states (hot dice clear the carry-over). Under Trippn the carry-over
+survives an and-roll and set counts keep growing, so the dice states never close: the search
+is stopped at ``max_states`` with a :class:`SolverError` that says so. Objectives that only
+need positions below a small turn total (``entry``) are solved on the states reachable there.
+
+Exact target (race, duel): a keep past the target loses the turn, a keep landing on it forces
+the roll for nothing, and the value of a position is not monotone in points, so every distinct
+(points, next state) keep of a roll is kept. Turn and entry ignore the target (a player far
+from it), where the best keep per next dice state suffices.
+
+Duel ties: when both players go out, the first finisher's share is the value of the roll-off
+under optimal play (the first finisher picks the order, a refusal to split forces the roll-off,
+so the tie is worth ``max(rho, 1 - rho)`` to them, ``rho`` the first roller's roll-off value;
+ties in the roll-off repeat it). The roll-off horizon (``rolloff_horizon``) is not modelled.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from greed_env.rules.config import Rules
+from greed_env.rules.game import (
+    BANK,
+    BUST,
+    ROLL,
+    ROLL_FIRST,
+    ROLL_FOR_NOTHING,
+    ROLL_LAST,
+    SPLIT,
+    Move,
+    Phase,
+    State,
+    current_keep_options,
+)
+from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
+from greed_env.solver import carry_kernels as ck
+from greed_env.solver.model import SolverError, check_supported, roll_distribution, rules_unit
+from greed_env.solver.objectives import DEFAULT_TOL
+from greed_env.solver.table import SolverTable
+
+__all__ = ["CarryEvaluator", "CarryTables", "carry_tables", "solve"]
+
+DEFAULT_MAX_STATES = 5_000
+_MAX_ITER = 60
+
+
+@dataclass(frozen=True, eq=False)
+class CarryTables:
+    """Dice states and grouped transitions of a carry-over rule set (points in units).
+
+    ``states[i]`` is (dice to roll, carry); state 0 is the fresh full roll with no carry.
+    Groups of state ``s`` are ``gs[s] .. gs[s + 1] - 1`` (probability ``gp``); options of group
+    ``g`` are ``ost[g] .. ost[g + 1] - 1`` with points ``osc`` and next state ``onx``. ``pb``:
+    probability that a roll has no keep; ``pnot``: probability that it has no scoring die
+    (a roll for nothing goes out). ``reduced``: only the best keep per next state is kept.
+    """
+
+    unit: int
+    states: tuple[tuple[int, Carry], ...]
+    index: dict[tuple[int, Carry], int]
+    gs: np.ndarray
+    gp: np.ndarray
+    ost: np.ndarray
+    osc: np.ndarray
+    onx: np.ndarray
+    pb: np.ndarray
+    pnot: np.ndarray
+    max_keep: int
+    reduced: bool
+
+    @property
+    def n_states(self) -> int:
+        return len(self.states)
+
+    def kernel_tables(self) -> tuple:
+        return (self.n_states, self.gs, self.gp, self.ost, self.osc, self.onx, self.pb, self.pnot)
+
+    def next_state(self, rules: Rules, dice: int, kept: int, carry: Carry) -> int:
+        """Index of the dice state after keeping ``kept`` of ``dice`` dice, leaving ``carry``."""
+        return self.index[_next_key(rules, dice, kept, carry)]
+
+
+def _next_key(rules: Rules, dice: int, kept: int, carry: Carry) -> tuple[int, Carry]:
+    left = dice - kept
+    if left == 0 and rules.hot_dice:
+        return (rules.num_dice, carry if rules.trippn else EMPTY_CARRY)
+    return (left, carry)
+
+
+@lru_cache(maxsize=8)
+def carry_tables(rules: Rules, reduced: bool, max_states: int = DEFAULT_MAX_STATES) -> CarryTables:
+    """Enumerate the dice states reachable from a fresh roll and their transitions.
+
+    Raises:
+        SolverError: more than ``max_states`` dice states (Trippn), or a rule the engine's
+            transitions need that this module does not model (no hot dice).
+    """
+    if not rules.carry_over:
+        raise SolverError("carry tables are for carry-over rules")
+    if not rules.hot_dice:
+        raise SolverError("the carry-over solver needs hot dice")
+    n_dice = rules.num_dice
+    dists = {n: roll_distribution(n) for n in range(1, n_dice + 1)}
+    start = (n_dice, EMPTY_CARRY)
+    index: dict[tuple[int, Carry], int] = {start: 0}
+    states: list[tuple[int, Carry]] = [start]
+    queue = deque([start])
+    raw: dict[int, list[tuple[float, list[tuple[int, int]]]]] = {}
+    pnot = []
+    scores: list[int] = []
+    while queue:
+        key = queue.popleft()
+        n, carry = key
+        rows = []
+        p_nothing = 0.0
+        for roll, p in dists[n]:
+            opts = keep_options(rules, roll, carry, n == n_dice)
+            if not has_scoring_keep(rules, roll, carry):
+                p_nothing += p
+            row = []
+            for o in opts:
+                nxt = _next_key(rules, n, len(o.dice), o.carry)
+                if nxt not in index:
+                    if len(states) >= max_states:
+                        raise SolverError(
+                            f"{rules.name}: more than {max_states} dice states (dice, carry-over) "
+                            "are reachable; with Trippn the carry-over survives an and-roll and "
+                            "set counts grow without bound, so the state space never closes"
+                        )
+                    index[nxt] = len(states)
+                    states.append(nxt)
+                    queue.append(nxt)
+                row.append((o.score, index[nxt]))
+                scores.append(o.score)
+            rows.append((p, row))
+        raw[index[key]] = rows
+        pnot.append((index[key], p_nothing))
+    unit = rules_unit(rules, scores)
+    gs = [0]
+    gp: list[float] = []
+    ost = [0]
+    osc: list[int] = []
+    onx: list[int] = []
+    pb = np.zeros(len(states))
+    for s in range(len(states)):
+        groups: dict[tuple[tuple[int, int], ...], float] = {}
+        for p, row in raw[s]:
+            if not row:
+                pb[s] += p
+                continue
+            if reduced:
+                best: dict[int, int] = {}
+                for sc, nx in row:
+                    best[nx] = max(best.get(nx, -1), sc)
+                opts_key = tuple(sorted((sc // unit, nx) for nx, sc in best.items()))
+            else:
+                opts_key = tuple(sorted({(sc // unit, nx) for sc, nx in row}))
+            groups[opts_key] = groups.get(opts_key, 0.0) + p
+        for opts_key, p in sorted(groups.items()):
+            gp.append(p)
+            for sc, nx in opts_key:
+                osc.append(sc)
+                onx.append(nx)
+            ost.append(len(osc))
+        gs.append(len(gp))
+    pn = np.zeros(len(states))
+    for s, p in pnot:
+        pn[s] = p
+    return CarryTables(
+        unit=unit,
+        states=tuple(states),
+        index=index,
+        gs=np.array(gs, dtype=np.int64),
+        gp=np.array(gp),
+        ost=np.array(ost, dtype=np.int64),
+        osc=np.array(osc, dtype=np.int64),
+        onx=np.array(onx, dtype=np.int64),
+        pb=pb,
+        pnot=pn,
+        max_keep=int(max(osc)),
+        reduced=reduced,
+    )
+
+
+def tail_gain(ct: CarryTables) -> np.ndarray:
+    """Per dice state: expected points of rolling on while no bust is possible, then banking."""
+    tail = np.zeros(ct.n_states)
+    safe = [s for s in range(ct.n_states) if ct.pb[s] == 0.0]
+    for _ in range(100_000):
+        new = tail.copy()
+        for s in safe:
+            acc = 0.0
+            for g in range(ct.gs[s], ct.gs[s + 1]):
+                best = max(ct.osc[o] * ct.unit + tail[ct.onx[o]] for o in range(ct.ost[g], ct.ost[g + 1]))
+                acc += ct.gp[g] * best
+            new[s] = acc
+        if np.max(np.abs(new - tail)) < 1e-12:
+            return new
+        tail = new
+    raise SolverError("the tail gain does not converge")
+
+
+def run_dp(
+    ct: CarryTables,
+    rules: Rules,
+    t_cap: int,
+    t_exact: int,
+    out_val: float,
+    bank_val: np.ndarray,
+    bank_ok: np.ndarray,
+    x: float,
+    tail: np.ndarray | None = None,
+    vbust: bool | None = None,
+) -> dict[str, np.ndarray]:
+    """Run :func:`carry_kernels.carry_dp`; arrays reshaped to (turn total, dice state)."""
+    size = bank_val.shape[0]
+    n = ct.n_states
+    c = np.empty(size * n)
+    d = np.empty_like(c)
+    r = np.empty_like(c)
+    dr = np.empty_like(c)
+    if tail is None:
+        tail = np.zeros(n)
+    if vbust is None:
+        vbust = rules.voluntary_bust
+    ck.carry_dp(t_cap, t_exact, float(out_val), ct.kernel_tables(), bank_val, bank_ok, tail, float(x), vbust, c, d, r, dr)
+    return {"c": c.reshape(size, n), "d": d.reshape(size, n), "r": r.reshape(size, n)}
+
+
+def _turn_phi(rules: Rules, ct: CarryTables, t_cap: int, tail: np.ndarray) -> tuple[float, dict[str, np.ndarray]]:
+    size = t_cap + ct.max_keep + 1
+    t = np.arange(size)
+    arr = run_dp(ct, rules, t_cap, -1, 0.0, t * float(ct.unit), t >= max(1, -(-rules.min_bank // ct.unit)), 0.0, tail)
+    return float(arr["c"][0, 0]), arr
+
+
+def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | None = None,
+          max_states: int = DEFAULT_MAX_STATES) -> SolverTable:
+    """Solve ``objective`` under carry-over rules (see the module docstring)."""
+    check_supported(rules)
+    t0 = time.perf_counter()
+    if objective == "entry":
+        return _solve_entry(rules, tol, t0)
+    if objective == "turn":
+        ct = carry_tables(rules, True, max_states)
+        tail = tail_gain(ct)
+        t_cap = (cap or 20_000) // ct.unit
+        while True:
+            v1, arr = _turn_phi(rules, ct, t_cap, tail)
+            v2, _ = _turn_phi(rules, ct, 2 * t_cap, tail)
+            ok = _tail_policy_holds(ct, arr, t_cap, tail)
+            if cap is not None or (ok and abs(v2 - v1) <= tol):
+                break
+            t_cap *= 2
+        meta = {
+            "headline": v1,
+            "headline_label": "expected points per turn (target ignored)",
+            "unit": ct.unit,
+            "cap_points": t_cap * ct.unit,
+            "cap_change_when_doubled": abs(v2 - v1),
+            "tail_policy_below_cap": bool(ok),
+            "dice_states": ct.n_states,
+            "tolerance": tol,
+            "elapsed_s": time.perf_counter() - t0,
+        }
+        return SolverTable(rules, "turn", {"bust_value": np.array([0.0]), "turn_value": np.array([v1])}, meta)
+    ct = carry_tables(rules, False, max_states)
+    target = rules.target // ct.unit
+    if rules.target % ct.unit:
+        raise SolverError("the target is not a multiple of the points unit")
+    if objective == "race":
+        r, iters = ck.carry_race_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER)
+        if np.any(iters < 0):
+            raise SolverError("the race Newton iteration did not converge")
+        meta = {
+            "headline": float(r[0]),
+            "headline_label": "expected turns to go out from 0",
+            "unit": ct.unit,
+            "dice_states": ct.n_states,
+            "max_iterations": int(iters.max()),
+            "tolerance": tol,
+            "floor_points": 0,
+            "elapsed_s": time.perf_counter() - t0,
+        }
+        return SolverTable(rules, "race", {"expected_turns": r}, meta)
+    if objective == "duel":
+        if not rules.exact_target:
+            raise SolverError("the carry-over duel is solved for exact-target rules only")
+        q = ck.last_turn_out(target, ct.kernel_tables(), ct.max_keep)
+        rho, _first_choice = rolloff_value(rules, ct, tol)
+        tie = max(rho, 1.0 - rho) if rules.tie_rule == "split_vote" else 0.5
+        v, iters = ck.carry_duel_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER)
+        if np.any(iters < 0):
+            raise SolverError("the duel Newton iteration did not converge")
+        meta = {
+            "headline": float(v[0, 0]),
+            "headline_label": "first player's win probability at the start",
+            "unit": ct.unit,
+            "dice_states": ct.n_states,
+            "rolloff_first_roller": rho,
+            "tie_value_first_finisher": tie,
+            "max_iterations": int(iters.max()),
+            "mean_iterations": float(iters.mean()),
+            "tolerance": tol,
+            "elapsed_s": time.perf_counter() - t0,
+        }
+        return SolverTable(rules, "duel", {"win": v, "last_turn_out": q}, meta)
+    raise SolverError(f"unknown objective {objective!r}")
+
+
+def _tail_policy_holds(ct: CarryTables, arr: dict[str, np.ndarray], t_cap: int, tail: np.ndarray) -> bool:
+    lo = max(0, t_cap - ct.max_keep - 1)
+    bank = np.arange(lo, t_cap) * float(ct.unit)
+    for s in range(ct.n_states):
+        if ct.pb[s] > 0 and np.any(arr["r"][lo:t_cap, s] > bank):
+            return False
+        if ct.pb[s] == 0 and np.any(np.abs(arr["c"][lo:t_cap, s] - bank - tail[s]) > 1e-6):
+            return False
+    return True
+
+
+def _solve_entry(rules: Rules, tol: float, t0: float) -> SolverTable:
+    """Probability of banking the threshold (at least one unit) in one turn.
+
+    Solved on the rolls of a fresh full set: with threshold 0 any keep banks. A positive
+    threshold needs the full dice-state tables.
+    """
+    goal = max(rules.entry_threshold, rules.min_bank)
+    if goal > 0:
+        ct = carry_tables(rules, True)
+        need = -(-goal // ct.unit)
+        size = need + ct.max_keep + 1
+        ok = np.arange(size) >= need
+        arr = run_dp(ct, rules, need, -1, 0.0, ok.astype(float), ok, 0.0)
+        p = float(arr["c"][0, 0])
+    else:
+        p = min(1.0, math.fsum(prob for roll, prob in roll_distribution(rules.num_dice)
+                               if keep_options(rules, roll, EMPTY_CARRY, True)))
+    meta = {
+        "headline": p,
+        "headline_label": f"probability of banking {goal or 'anything'} in one turn",
+        "goal_points": goal,
+        "tolerance": tol,
+        "elapsed_s": time.perf_counter() - t0,
+    }
+    if goal == 0:
+        meta["note"] = ("threshold 0: every player is on the board from the start (probability "
+                        "1); the value is the probability that the first roll has a keep")
+    return SolverTable(rules, "entry", {"turn_value": np.array([p])}, meta)
+
+
+def _locked(rules: Rules, ct: CarryTables) -> np.ndarray:
+    """Dice states whose carry-over locks a Trippn roll-off (sets of 2s, 3s, 4s, 6s working)."""
+    out = np.zeros(ct.n_states, dtype=bool)
+    if rules.trippn:
+        for i, (_, carry) in enumerate(ct.states):
+            out[i] = all(carry.sets[f - 1] for f in (2, 3, 4, 6))
+    return out
+
+
+def _rolloff_second(ct: CarryTables, locked: np.ndarray, tie_again: float, y_max: int) -> np.ndarray:
+    """``H[X]``: second roller's value against a first-roller total ``X`` (units).
+
+    Translation invariant in ``y = X - t``: computed once over ``t' = y_max - y``.
+    """
+    size = y_max + 1 + ct.max_keep + 1
+    reward = np.zeros(size)
+    reward[y_max] = tie_again
+    c = np.empty(size * ct.n_states)
+    ck.rolloff_dp(y_max + 1, ct.kernel_tables(), reward, locked, c)
+    arr = c.reshape(size, ct.n_states)
+    return arr[y_max::-1, 0].copy()
+
+
+def _rolloff_first(ct: CarryTables, locked: np.ndarray, second: np.ndarray) -> tuple[float, np.ndarray]:
+    top = second.shape[0]
+    size = top + ct.max_keep + 1
+    reward = np.ones(size)
+    reward[:top] = 1.0 - second
+    c = np.empty(size * ct.n_states)
+    ck.rolloff_dp(top, ct.kernel_tables(), reward, locked, c)
+    return float(c[0]), c.reshape(size, ct.n_states)
+
+
+def rolloff_value(rules: Rules, ct: CarryTables, tol: float) -> tuple[float, int]:
+    """First roller's value ``rho`` of a two-player roll-off, and the cap (units) used.
+
+    The second roller's chance to beat a total ``X`` falls geometrically in ``X``; the cap is
+    doubled until it is below ``tol`` at the cap.
+    """
+    locked = _locked(rules, ct)
+    y_max = 400
+    while True:
+        rho = 0.5
+        for _ in range(200):
+            second = _rolloff_second(ct, locked, 1.0 - rho, y_max)
+            new, _ = _rolloff_first(ct, locked, second)
+            if abs(new - rho) < tol:
+                rho = new
+                break
+            rho = new
+        if second[-1] < tol * 1e-3:
+            return rho, y_max
+        y_max *= 2
+
+
+class CarryEvaluator:
+    """Values of legal moves under carry-over rules, recomputed from a solved table."""
+
+    def __init__(self, rules: Rules, table: SolverTable) -> None:
+        self.rules = rules
+        self.table = table
+        obj = table.objective
+        self.ct = carry_tables(rules, obj in ("turn", "entry"))
+        self._cache: dict[Any, dict[str, Any]] = {}
+        self._rolloff: dict[str, Any] | None = None
+
+    def _context(self, state: State) -> dict[str, Any]:
+        rules, ct, table = self.rules, self.ct, self.table
+        unit = ct.unit
+        p = state.player
+        obj = table.objective
+        if state.in_rolloff:
+            return self._rolloff_context(state)
+        if obj in ("turn", "entry"):
+            key: tuple[Any, ...] = (obj,)
+        elif obj == "race":
+            key = (obj, state.scores[p])
+        else:
+            key = (obj, state.scores, p, state.endgame)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        if obj == "turn":
+            t_cap = table.meta["cap_points"] // unit
+            size = t_cap + ct.max_keep + 1
+            t = np.arange(size)
+            bank_val = t * float(unit)
+            bank_ok = t >= max(1, -(-rules.min_bank // unit))
+            ctx = dict(t_cap=t_cap, t_exact=-1, out=0.0, x=0.0, bank_val=bank_val, bank_ok=bank_ok,
+                       tail=tail_gain(ct), sense=1)
+        elif obj == "entry":
+            goal = max(1, -(-int(table.meta["goal_points"]) // unit))
+            size = goal + ct.max_keep + 1
+            ok = np.arange(size) >= goal
+            ctx = dict(t_cap=goal, t_exact=-1, out=0.0, x=0.0, bank_val=ok.astype(float), bank_ok=ok,
+                       tail=None, sense=1)
+        else:
+            target = rules.target // unit
+            a = state.scores[p] // unit
+            t_exact = target - a
+            size = t_exact + ct.max_keep + 1
+            t = np.arange(size)
+            bank_ok = (t >= 1) & (t < t_exact)
+            if obj == "race":
+                r = table.arrays["expected_turns"]
+                bank_val = np.where(bank_ok, -r[np.minimum(a + t, target - 1)], 0.0)
+                ctx = dict(t_cap=0, t_exact=t_exact, out=0.0, x=-float(r[a]), bank_val=bank_val,
+                           bank_ok=bank_ok, tail=None, sense=-1)
+            else:
+                v = table.arrays["win"]
+                q = table.arrays["last_turn_out"]
+                tie = float(table.meta["tie_value_first_finisher"])
+                b = state.scores[1 - p] // unit
+                if state.endgame:
+                    bank_val = np.zeros(size)
+                    ctx = dict(t_cap=0, t_exact=t_exact, out=1.0 - tie, x=0.0, bank_val=bank_val,
+                               bank_ok=bank_ok, tail=None, sense=1)
+                else:
+                    bank_val = np.where(bank_ok, 1.0 - v[b, np.minimum(a + t, target - 1)], 0.0)
+                    ctx = dict(t_cap=0, t_exact=t_exact, out=1.0 - q[b] * (1.0 - tie),
+                               x=1.0 - float(v[b, a]), bank_val=bank_val, bank_ok=bank_ok,
+                               tail=None, sense=1)
+        ctx["arr"] = run_dp(ct, rules, ctx["t_cap"], ctx["t_exact"], ctx["out"], ctx["bank_val"],
+                            ctx["bank_ok"], ctx["x"], ctx["tail"])
+        self._cache[key] = ctx
+        return ctx
+
+    def _rolloff_tables(self) -> dict[str, Any]:
+        if self._rolloff is None:
+            ct = self.ct
+            if ct.reduced:
+                raise SolverError("roll-off play needs the duel table")
+            locked = _locked(self.rules, ct)
+            rho, y_max = rolloff_value(self.rules, ct, DEFAULT_TOL)
+            second = _rolloff_second(ct, locked, 1.0 - rho, y_max)
+            _, first = _rolloff_first(ct, locked, second)
+            self._rolloff = {"rho": rho, "y_max": y_max, "second": second, "first": first,
+                             "locked": locked, "by_x": {}}
+        return self._rolloff
+
+    def _rolloff_context(self, state: State) -> dict[str, Any]:
+        ro = self._rolloff_tables()
+        ct = self.ct
+        if not state.rolloff_scores:
+            arr = ro["first"]
+            return {"rolloff": True, "arr": arr, "x_reward": 1.0 - ro["second"]}
+        xx = state.rolloff_scores[0] // ct.unit
+        hit = ro["by_x"].get(xx)
+        if hit is None:
+            size = xx + 1 + ct.max_keep + 1
+            reward = np.zeros(size)
+            reward[xx] = 1.0 - ro["rho"]
+            c = np.empty(size * ct.n_states)
+            ck.rolloff_dp(xx + 1, ct.kernel_tables(), reward, ro["locked"], c)
+            hit = {"rolloff": True, "arr": c.reshape(size, ct.n_states), "x_reward": reward}
+            ro["by_x"][xx] = hit
+        return hit
+
+    def tie_choices(self) -> tuple[float, float]:
+        """(first roller's roll-off value, value of rolling last) for the first finisher."""
+        rho = self._rolloff_tables()["rho"]
+        return rho, 1.0 - rho
+
+    def move_values(self, state: State, moves: list[Move]) -> list[tuple[Move, float]]:
+        """Value of each move in ``moves`` (legal moves of ``state``)."""
+        rules, ct = self.rules, self.ct
+        if state.phase == Phase.SPLIT:
+            rho = self._rolloff_tables()["rho"]
+            me_first = state.player == state.finishers[0]
+            tie = max(rho, 1.0 - rho)
+            val = tie if me_first else 1.0 - tie
+            return [(m, 0.5 if m == SPLIT else val) for m in moves]
+        if state.phase == Phase.ORDER_CHOICE:
+            rho = self._rolloff_tables()["rho"]
+            return [(m, rho if m == ROLL_FIRST else 1.0 - rho) for m in moves if m in (ROLL_FIRST, ROLL_LAST)]
+        ctx = self._context(state)
+        unit = ct.unit
+        t_now = state.turn_total // unit
+        arr = ctx["arr"]
+        out: list[tuple[Move, float]] = []
+        c = arr if ctx.get("rolloff") else arr["c"]
+        if state.phase == Phase.KEEP:
+            opts = {o.taps: o for o in current_keep_options(rules, state)}
+            for m in moves:
+                if m.kind == "keep":
+                    o = opts[m.taps]
+                    nxt = ct.index[_next_key(rules, state.dice, len(o.dice), o.carry)]
+                    t2 = t_now + o.score // unit
+                    val = float(c[min(t2, c.shape[0] - 1), nxt])
+                elif m == BUST:
+                    val = float(ctx["x"])
+                else:
+                    raise SolverError(f"no value for move {m}")
+                out.append((m, val))
+        elif state.phase == Phase.CONTINUE:
+            s = ct.index[(state.dice, state.carry)]
+            for m in moves:
+                if m == BANK:
+                    val = float(ctx["bank_val"][t_now])
+                elif m in (ROLL, ROLL_FOR_NOTHING):
+                    r = c if ctx.get("rolloff") else arr["r"]
+                    val = float(r[min(t_now, r.shape[0] - 1), s])
+                else:
+                    raise SolverError(f"no value for move {m}")
+                out.append((m, val))
+        else:
+            return [(m, 0.0) for m in moves]
+        if ctx.get("sense", 1) < 0:
+            out = [(m, 1.0 - v) for m, v in out]
+        return out
+

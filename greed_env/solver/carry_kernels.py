@@ -1,0 +1,274 @@
+"""Compiled kernels for carry-over rules (Progressive 10,000).
+
+Inside a turn the position is (turn total, *dice state*), where a dice state is the number of
+dice to roll together with the carry-over (working sets, open straights, working pairs); the
+dice states and their transitions come from :mod:`greed_env.solver.carry`. Arrays are flat,
+index ``t * n_states + s``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["carry_dp", "carry_duel_solve", "carry_race_solve", "rolloff_dp"]
+
+
+@njit(cache=True)
+def carry_dp(t_cap: int, t_exact: int, out_val: float, ctab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, tail: np.ndarray, x: float, vbust: bool, c: np.ndarray, d: np.ndarray, r: np.ndarray, dr: np.ndarray) -> Any:
+    """In-turn values of one turn under carry-over rules.
+
+    Args:
+        t_cap: without an exact target (``t_exact < 0``): first total of the tail policy
+            (bank, plus ``tail[s]``).
+        t_exact: turn total that lands exactly on the target (-1: none). Above it the turn is
+            lost (value ``x``); on it the player must roll for nothing: with probability
+            ``p_nothing[s]`` they go out (``out_val``), else the turn is lost.
+        out_val: value of going out.
+        ctab: ``CarryTables.kernel_tables()``.
+        bank_val, bank_ok: value and legality of banking per turn total (length L).
+        tail: per dice state, gain over banking in the tail region.
+        x: value of a bust; vbust: whether busting on purpose is a move.
+        c, d: out: value (and d/dx) after a keep; r, dr: out: value of rolling.
+
+    The value at the start of a turn is ``c[0]`` (state 0 is a fresh full roll).
+    """
+    n_states, gs, gp, ost, osc, onx, pb, pnot = ctab
+    size = bank_val.shape[0]
+    if t_exact >= 0:
+        for t in range(t_exact + 1, size):
+            for s in range(n_states):
+                j = t * n_states + s
+                c[j] = x
+                d[j] = 1.0
+                r[j] = x
+                dr[j] = 1.0
+        for s in range(n_states):
+            j = t_exact * n_states + s
+            c[j] = pnot[s] * out_val + (1.0 - pnot[s]) * x
+            d[j] = 1.0 - pnot[s]
+            r[j] = c[j]
+            dr[j] = d[j]
+        top = t_exact
+    else:
+        for t in range(t_cap, size):
+            for s in range(n_states):
+                j = t * n_states + s
+                c[j] = bank_val[t] + tail[s]
+                d[j] = 0.0
+                r[j] = c[j]
+                dr[j] = 0.0
+        top = t_cap
+    for t in range(top - 1, -1, -1):
+        bank = bank_val[t]
+        ok = bank_ok[t]
+        for s in range(n_states):
+            acc = pb[s] * x
+            dacc = pb[s]
+            for g in range(gs[s], gs[s + 1]):
+                if vbust:
+                    bv = x
+                    bd = 1.0
+                else:
+                    bv = -np.inf
+                    bd = 0.0
+                for o in range(ost[g], ost[g + 1]):
+                    j = (t + osc[o]) * n_states + onx[o]
+                    if c[j] > bv:
+                        bv = c[j]
+                        bd = d[j]
+                acc += gp[g] * bv
+                dacc += gp[g] * bd
+            j = t * n_states + s
+            r[j] = acc
+            dr[j] = dacc
+            if ok and bank >= acc:
+                c[j] = bank
+                d[j] = 0.0
+            else:
+                c[j] = acc
+                d[j] = dacc
+
+
+@njit(cache=True)
+def rolloff_dp(top: int, ctab: tuple, reward: np.ndarray, locked: np.ndarray, c: np.ndarray) -> Any:
+    """Values of a roll-off turn: no banking, the turn ends only by a bust, scoring ``reward[t]``.
+
+    Totals ``t >= top`` are worth 1 (won); dice states with ``locked[s]`` win at once (Trippn
+    lock-in). ``c`` (out) holds the value after each keep, state 0 at ``t = 0`` the start.
+    """
+    n_states, gs, gp, ost, osc, onx, pb, _pnot = ctab
+    size = c.shape[0] // n_states
+    for t in range(top, size):
+        for s in range(n_states):
+            c[t * n_states + s] = 1.0
+    for t in range(top - 1, -1, -1):
+        for s in range(n_states):
+            j = t * n_states + s
+            if locked[s]:
+                c[j] = 1.0
+                continue
+            acc = pb[s] * reward[t]
+            for g in range(gs[s], gs[s + 1]):
+                bv = -np.inf
+                for o in range(ost[g], ost[g + 1]):
+                    v = c[(t + osc[o]) * n_states + onx[o]]
+                    if v > bv:
+                        bv = v
+                acc += gp[g] * bv
+            c[j] = acc
+
+
+@njit(cache=True)
+def _scratch(size: int, n_states: int) -> Any:
+    m = size * n_states
+    return np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+
+
+@njit(cache=True)
+def exact_bank_values(a: int, b_opp: int, target: int, v: np.ndarray, max_keep: int) -> Any:
+    """Duel bank values below an exact target: ``1 - V[b, a + t]``; no bank from the target on."""
+    t_exact = target - a
+    size = t_exact + max_keep + 1
+    bank_val = np.zeros(size)
+    bank_ok = np.zeros(size, dtype=np.bool_)
+    for t in range(1, t_exact):
+        bank_ok[t] = True
+        bank_val[t] = 1.0 - v[b_opp, a + t]
+    return t_exact, bank_val, bank_ok
+
+
+@njit(cache=True)
+def exact_race_bank_values(b: int, target: int, r_turns: np.ndarray, max_keep: int) -> Any:
+    """Race bank values below an exact target: minus the expected turns after banking."""
+    t_exact = target - b
+    size = t_exact + max_keep + 1
+    bank_val = np.zeros(size)
+    bank_ok = np.zeros(size, dtype=np.bool_)
+    for t in range(1, t_exact):
+        bank_ok[t] = np.isfinite(r_turns[b + t])
+        bank_val[t] = -r_turns[b + t] if bank_ok[t] else 0.0
+    return t_exact, bank_val, bank_ok
+
+
+@njit(cache=True)
+def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: float, max_iter: int) -> Any:
+    """Least expected turns ``R[b]`` to go out exactly on ``target`` (units) from ``b``.
+
+    Banking is legal below the target; a keep past it loses the turn; landing on it forces a
+    roll for nothing. Newton steps on the bust value ``R[b]`` itself. A score from which no
+    turn can go out or bank at a score that can (e.g. one unit short: the only keep leaves at
+    least ``num_dice - 1`` dice for the roll for nothing, and those always score) gets
+    ``R = inf``; banking there is never chosen. Returns ``(R, iters)``.
+    """
+    n_states = ctab[0]
+    r_turns = np.zeros(target + 1)
+    iters = np.zeros(target, dtype=np.int64)
+    tail = np.zeros(n_states)
+    for b in range(target - 1, -1, -1):
+        t_exact, bank_val, bank_ok = exact_race_bank_values(b, target, r_turns, max_keep)
+        c, d, r, dr = _scratch(bank_val.shape[0], n_states)
+        reach = np.where(bank_ok, 1.0, 0.0)
+        carry_dp(0, t_exact, 1.0, ctab, reach, bank_ok, tail, 0.0, vbust, c, d, r, dr)
+        if c[0] <= 0.0:
+            r_turns[b] = np.inf
+            iters[b] = 0
+            continue
+        x = -r_turns[b + 1] - 1.0 if np.isfinite(r_turns[b + 1]) else -1.0
+        done = -1
+        for it in range(1, max_iter + 1):
+            carry_dp(0, t_exact, 0.0, ctab, bank_val, bank_ok, tail, x, vbust, c, d, r, dr)
+            f0 = c[0] - 1.0
+            f1 = d[0]
+            if abs(f0 - x) < tol:
+                x = f0
+                done = it
+                break
+            x = (f0 - f1 * x) / (1.0 - f1)
+        r_turns[b] = -x
+        iters[b] = done
+    return r_turns[:target], iters
+
+
+@njit(cache=True)
+def last_turn_out(target: int, ctab: tuple, max_keep: int) -> Any:
+    """``Q[b]``: best probability of going out within one last turn from banked ``b``."""
+    n_states = ctab[0]
+    q = np.zeros(target)
+    tail = np.zeros(n_states)
+    for b in range(target):
+        t_exact = target - b
+        size = t_exact + max_keep + 1
+        bank_val = np.zeros(size)
+        bank_ok = np.zeros(size, dtype=np.bool_)
+        c, d, r, dr = _scratch(size, n_states)
+        carry_dp(0, t_exact, 1.0, ctab, bank_val, bank_ok, tail, 0.0, False, c, d, r, dr)
+        q[b] = c[0]
+    return q
+
+
+@njit(cache=True)
+def _carry_side(a: int, b: int, x: float, target: int, v: np.ndarray, out_val: float, ctab: tuple, max_keep: int, vbust: bool) -> Any:
+    n_states = ctab[0]
+    t_exact, bank_val, bank_ok = exact_bank_values(a, b, target, v, max_keep)
+    c, d, r, dr = _scratch(bank_val.shape[0], n_states)
+    carry_dp(0, t_exact, out_val, ctab, bank_val, bank_ok, np.zeros(n_states), x, vbust, c, d, r, dr)
+    return c[0], d[0]
+
+
+@njit(cache=True, parallel=True)
+def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, tie: float, tol: float, max_iter: int) -> Any:
+    """Win probability ``V[a, b]`` of the mover in a duel to go out exactly on ``target``.
+
+    Going out first is worth ``1 - q[b] * (1 - tie)``: the opponent's last turn goes out too
+    with probability ``q[b]``, and the tie is worth ``tie`` to the first finisher. Levels of
+    equal score sum from the top, Newton steps on each pair as in the six-dice duel. Where
+    neither player can ever go out (every turn of both is lost for sure) the game runs to the
+    round horizon and the pot is shared: 0.5. Returns ``(V, iterations)``.
+    """
+    v = np.zeros((target, target))
+    iters = np.zeros((target, target), dtype=np.int64)
+    for level in range(2 * target - 2, -1, -1):
+        a_lo = max(0, level - (target - 1))
+        a_hi = level // 2
+        for i in prange(a_hi - a_lo + 1):
+            a = a_lo + i
+            b = level - a
+            out_a = 1.0 - q[b] * (1.0 - tie)
+            out_b = 1.0 - q[a] * (1.0 - tie)
+            u = v[a, b + 1] if b + 1 < target else 0.5
+            w = v[b, a + 1] if a + 1 < target else 0.5
+            done = -1
+            for it in range(1, max_iter + 1):
+                f0, f1 = _carry_side(a, b, 1.0 - w, target, v, out_a, ctab, max_keep, vbust)
+                if a == b:
+                    if abs(f0 - u) < tol:
+                        u = f0
+                        w = f0
+                        done = it
+                        break
+                    u = (f0 + f1 * u) / (1.0 + f1)
+                    w = u
+                    continue
+                g0, g1 = _carry_side(b, a, 1.0 - u, target, v, out_b, ctab, max_keep, vbust)
+                if abs(f0 - u) < tol and abs(g0 - w) < tol:
+                    u = f0
+                    w = g0
+                    done = it
+                    break
+                if 1.0 - f1 * g1 < 1e-14:
+                    u = 0.5
+                    w = 0.5
+                    done = it
+                    break
+                aa = f0 + f1 * w
+                bb = g0 + g1 * u
+                u = (aa - f1 * bb) / (1.0 - f1 * g1)
+                w = bb - g1 * u
+            v[a, b] = u
+            v[b, a] = w
+            iters[a, b] = done
+            iters[b, a] = done
+    return v, iters

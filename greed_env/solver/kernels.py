@@ -1,0 +1,493 @@
+"""Compiled kernels of the solver (numba, cached on disk).
+
+The one building block is :func:`turn_dp`, the optimal value of every position inside one turn
+of a rule set without carry-over, as a backward pass over turn totals (every keep adds points,
+so positions are acyclic in the turn total). The objectives differ only in what banking is worth
+at each turn total (``bank_val``), where banking is allowed (``bank_ok``) and what a bust is worth
+(``x``). Next to each value the kernel propagates its derivative with respect to ``x`` under the
+optimal policy (the probability of ending the turn by a bust), which the drivers use for Newton
+steps on the bust value.
+
+Array layout: turn totals are in units of ``RollTables.unit``; ``T`` is the cap (positions with
+turn total ``>= T`` bank at once, and the caller guarantees banking is legal there) and
+``L = T + max_keep + 1`` the length of every per-total array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "duel_bank_values",
+    "duel_margin",
+    "duel_penalty_solve",
+    "duel_solve",
+    "final_turn_values",
+    "race_bank_values",
+    "race_penalty_solve",
+    "race_solve",
+    "turn_dp",
+]
+
+
+@njit(cache=True)
+def _reroll_value(b: int, x: float, tab: tuple, c: np.ndarray, d: np.ndarray, w: np.ndarray, dw: np.ndarray) -> Any:
+    num_dice, _hot, gs, gp, ga, pb, ost, osc, _om, ooff, _max_keep = tab
+    num_dice + 1
+    acc = pb[num_dice] * x
+    dacc = pb[num_dice]
+    for g in range(gs[num_dice], gs[num_dice + 1]):
+        if ga[g] <= b:
+            acc += gp[g] * x
+            dacc += gp[g]
+            continue
+        bv = w[ga[g]]
+        bd = dw[ga[g]]
+        for o in range(ost[g], ost[g + 1]):
+            if osc[o] > b:
+                j = ooff[o]
+                if c[j] > bv:
+                    bv = c[j]
+                    bd = d[j]
+        acc += gp[g] * bv
+        dacc += gp[g] * bd
+    return acc, dacc
+
+
+@njit(cache=True)
+def turn_dp(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, tail: np.ndarray, x: float, reroll: bool, c: np.ndarray, d: np.ndarray, r: np.ndarray, dr: np.ndarray, w: np.ndarray, dw: np.ndarray) -> Any:
+    """Fill the in-turn value arrays of one turn.
+
+    Args:
+        t_cap: T, the first turn total from which the player follows the *tail policy*:
+            bank at once, except that ``tail[n]`` is added to the bank value with ``n`` dice
+            (a roll that cannot bust is worth rolling however large the total; see
+            ``greed_env.solver.objectives.tail_gain``).
+        tab: ``RollTables.kernel_tables()``.
+        bank_val: value of banking at each turn total (length L).
+        bank_ok: whether banking is legal at each turn total (must hold from T on).
+        tail: (num_dice + 1,) gain over banking in the tail region (zeros: bank at once).
+        x: value of a bust (also of a turn stranded with no dice and no legal bank).
+        reroll: whether a reroll-all (with the must-beat bar) is a move.
+        c, d: out, flat (L * (num_dice + 1)): value and d/dx after a keep at total ``t`` with
+            ``n`` dice to roll, index ``t * (num_dice + 1) + n`` (n = 0 only without hot dice:
+            bank, or stranded).
+        r, dr: out, same layout: value and d/dx of rolling ``n`` dice at total ``t``.
+        w, dw: out (L,): value and d/dx of rolling a full set with must-beat bar ``B``.
+
+    The value at the start of a turn is ``c[num_dice]`` (t = 0; banking 0 is never legal).
+    """
+    num_dice, _hot, gs, gp, ga, pb, ost, _osc, _om, ooff, _max_keep = tab
+    width = num_dice + 1
+    size = bank_val.shape[0]
+    for t in range(size - 1, t_cap - 1, -1):
+        for n in range(width):
+            j = t * width + n
+            c[j] = bank_val[t] + tail[n]
+            d[j] = 0.0
+            r[j] = c[j]
+            dr[j] = 0.0
+    if reroll:
+        for b in range(size - 1, t_cap - 1, -1):
+            w[b], dw[b] = _reroll_value(b, x, tab, c, d, w, dw)
+    for t in range(t_cap - 1, -1, -1):
+        if reroll:
+            w[t], dw[t] = _reroll_value(t, x, tab, c, d, w, dw)
+        bank = bank_val[t]
+        ok = bank_ok[t]
+        base = t * width
+        for n in range(1, width):
+            acc = pb[n] * x
+            dacc = pb[n]
+            for g in range(gs[n], gs[n + 1]):
+                bv = -np.inf
+                bi = 0
+                for o in range(ost[g], ost[g + 1]):
+                    j = base + ooff[o]
+                    if c[j] > bv:
+                        bv = c[j]
+                        bi = j
+                bd = d[bi]
+                if reroll:
+                    j = t + ga[g]
+                    if w[j] > bv:
+                        bv = w[j]
+                        bd = dw[j]
+                acc += gp[g] * bv
+                dacc += gp[g] * bd
+            j = base + n
+            r[j] = acc
+            dr[j] = dacc
+            if ok and bank >= acc:
+                c[j] = bank
+                d[j] = 0.0
+            else:
+                c[j] = acc
+                d[j] = dacc
+        if ok:
+            c[base] = bank
+            d[base] = 0.0
+        else:
+            c[base] = x
+            d[base] = 1.0
+        r[base] = c[base]
+        dr[base] = d[base]
+
+
+@njit(cache=True)
+def _scratch(size: int, num_dice: int) -> Any:
+    shape = size * (num_dice + 1)
+    return (
+        np.empty(shape),
+        np.empty(shape),
+        np.empty(shape),
+        np.empty(shape),
+        np.empty(size),
+        np.empty(size),
+    )
+
+
+@njit(cache=True)
+def _final_turn_one(xx: int, need: int, tab: tuple, reroll: bool) -> Any:
+    num_dice = tab[0]
+    t_cap = max(xx + 1, need)
+    size = t_cap + tab[10] + 1
+    bank_val = np.zeros(size)
+    bank_ok = np.zeros(size, dtype=np.bool_)
+    for t in range(size):
+        bank_ok[t] = t >= 1 and t >= need
+        if t > xx:
+            bank_val[t] = 1.0
+        elif t == xx:
+            bank_val[t] = 0.5
+    c, d, r, dr, w, dw = _scratch(size, num_dice)
+    turn_dp(t_cap, tab, bank_val, bank_ok, np.zeros(num_dice + 1), 0.0, reroll, c, d, r, dr, w, dw)
+    return c[num_dice]
+
+
+@njit(cache=True)
+def final_turn_values(x_max: int, need: int, tab: tuple, reroll: bool) -> Any:
+    """Value of a last turn that must end with more than ``X`` points (1; exactly ``X``: 0.5).
+
+    Returns g with ``g[X]`` for ``X`` in ``0 .. x_max`` (the mover banks with the threshold and
+    minimum ``need``, a bust scores 0), cut after the first ``X`` where the value is below
+    ``1e-18`` (it never increases in ``X``); callers take ``X`` beyond the end as worth 0.
+
+    Without a reroll-all, a last turn that needs ``X >= need`` is translation invariant: with
+    ``y = X - t`` points still missing, banking is legal exactly when ``y <= 0``, so one pass
+    over ``t' = x_max - y`` gives every ``X`` at once. Smaller ``X`` (and reroll rules, whose
+    reroll resets the turn total) are solved one by one.
+    """
+    num_dice = tab[0]
+    width = num_dice + 1
+    out = np.zeros(x_max + 1)
+    first = 0
+    if not reroll:
+        t_cap = x_max + 1
+        size = t_cap + tab[10] + 1
+        bank_val = np.zeros(size)
+        bank_ok = np.zeros(size, dtype=np.bool_)
+        for t in range(size):
+            bank_ok[t] = t >= x_max
+            if t > x_max:
+                bank_val[t] = 1.0
+            elif t == x_max:
+                bank_val[t] = 0.5
+        c, d, r, dr, w, dw = _scratch(size, num_dice)
+        turn_dp(t_cap, tab, bank_val, bank_ok, np.zeros(width), 0.0, reroll, c, d, r, dr, w, dw)
+        first = max(need, 1)
+        for xx in range(first, x_max + 1):
+            out[xx] = c[(x_max - xx) * width + num_dice]
+    else:
+        first = x_max + 1
+    for xx in range(0, min(first, x_max + 1)):
+        out[xx] = _final_turn_one(xx, need, tab, reroll)
+    for xx in range(x_max + 1):
+        if out[xx] < 1e-18:
+            return out[: xx + 1]
+    return out
+
+
+@njit(cache=True)
+def duel_margin(b: int, target: int, v_low: float, p_min: float, gfin: np.ndarray) -> Any:
+    """Smallest excess ``m`` over the target after which banking is provably optimal.
+
+    The mover's opponent at ``b`` wins or ties a final turn against a score ``target + m``
+    with value ``gfin[target + m - b]``; rolling on risks at least ``p_min`` of losing the
+    difference between banking and busting, which is at least ``V(b, a) >= v_low``. So once
+    ``gfin[X] <= p_min * v_low`` banking is optimal at every larger score (gfin decreases).
+    The search stops at the end of ``gfin`` (the caller checks the bound afterwards).
+    """
+    x0 = target - b
+    need = p_min * v_low
+    m = 0
+    while x0 + m < gfin.shape[0] - 1 and gfin[x0 + m] > need:
+        m += 1
+    return m
+
+
+@njit(cache=True)
+def duel_bank_values(a: int, b: int, target: int, margin: int, need: int, final_round: bool, v: np.ndarray, g_in: np.ndarray, g_out: np.ndarray, max_keep: int) -> Any:
+    """Cap ``T`` and the bank values / legality of the mover at ``a`` against ``b`` (units).
+
+    ``margin``: positions at ``a + t >= target + margin`` bank at once (final round only).
+    """
+    t_cap = target - a
+    if final_round:
+        t_cap += margin
+    t_cap = max(t_cap, need)
+    size = t_cap + max_keep + 1
+    bank_val = np.empty(size)
+    bank_ok = np.empty(size, dtype=np.bool_)
+    gfin = g_out if b == 0 else g_in
+    for t in range(size):
+        bank_ok[t] = t >= 1 and t >= need
+        sc = a + t
+        if sc < target:
+            bank_val[t] = 1.0 - v[b, sc]
+        elif final_round:
+            xx = sc - b
+            bank_val[t] = 1.0 - (gfin[xx] if xx < gfin.shape[0] else 0.0)
+        else:
+            bank_val[t] = 1.0
+    return t_cap, bank_val, bank_ok
+
+
+@njit(cache=True)
+def _duel_side(a: int, b: int, x: float, target: int, margin: int, need: int, final_round: bool, v: np.ndarray, g_in: np.ndarray, g_out: np.ndarray, tab: tuple, reroll: bool) -> Any:
+    """Turn-start value and its slope in the bust value for the mover at ``a`` against ``b``."""
+    num_dice = tab[0]
+    t_cap, bank_val, bank_ok = duel_bank_values(a, b, target, margin, need, final_round, v, g_in, g_out, tab[10])
+    c, d, r, dr, w, dw = _scratch(bank_val.shape[0], num_dice)
+    turn_dp(t_cap, tab, bank_val, bank_ok, np.zeros(num_dice + 1), x, reroll, c, d, r, dr, w, dw)
+    return c[num_dice], d[num_dice]
+
+
+@njit(cache=True, parallel=True)
+def duel_solve(target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, tab: tuple, reroll: bool, tol: float, max_iter: int) -> Any:
+    """Win probability ``V[a, b]`` of the player to move at the start of a turn, both below target.
+
+    Scores are in units; a score of 0 means "not yet on the board" when ``thr > 0``. Levels of
+    equal score sum are solved from the top down; within a level the pair ``(a, b), (b, a)``
+    depends on itself only through a bust and is solved by Newton steps on the 2x2 system
+    (policy iteration: each step fixes both in-turn policies and solves the linear system).
+    In the final round (``final_round``) each side's cap above the target comes from
+    :func:`duel_margin` and is checked against the converged values.
+
+    Returns ``(V, iterations, margins, certified)``: in-turn passes of each pair (-1 where
+    ``tol`` was not met within ``max_iter`` passes), the excess over the target used as cap for
+    the mover at ``[a, b]``, and whether the bound of :func:`duel_margin` holds there.
+    """
+    v = np.zeros((target, target))
+    iters = np.zeros((target, target), dtype=np.int64)
+    margins = np.zeros((target, target), dtype=np.int64)
+    certified = np.ones((target, target), dtype=np.bool_)
+    for level in range(2 * target - 2, -1, -1):
+        a_lo = max(0, level - (target - 1))
+        a_hi = level // 2
+        for i in prange(a_hi - a_lo + 1):
+            a = a_lo + i
+            b = level - a
+            need_a = max(min_bank, thr if a == 0 else 0)
+            need_b = max(min_bank, thr if b == 0 else 0)
+            gfa = g_out if b == 0 else g_in
+            gfb = g_out if a == 0 else g_in
+            u = v[a, b + 1] if b + 1 < target else 0.5
+            w = v[b, a + 1] if a + 1 < target else 0.5
+            ma = 0
+            mb = 0
+            if final_round:
+                ma = duel_margin(b, target, 0.5 * w, p_min, gfa)
+                mb = duel_margin(a, target, 0.5 * u, p_min, gfb)
+            done = -1
+            passes = 0
+            for _attempt in range(4):
+                done = -1
+                for it in range(1, max_iter + 1):
+                    passes += 1
+                    f0, f1 = _duel_side(a, b, 1.0 - w, target, ma, need_a, final_round, v, g_in, g_out, tab, reroll)
+                    if a == b:
+                        if abs(f0 - u) < tol:
+                            u = f0
+                            w = f0
+                            done = it
+                            break
+                        u = (f0 + f1 * u) / (1.0 + f1)
+                        w = u
+                        continue
+                    g0, g1 = _duel_side(b, a, 1.0 - u, target, mb, need_b, final_round, v, g_in, g_out, tab, reroll)
+                    if abs(f0 - u) < tol and abs(g0 - w) < tol:
+                        u = f0
+                        w = g0
+                        done = it
+                        break
+                    aa = f0 + f1 * w
+                    bb = g0 + g1 * u
+                    u = (aa - f1 * bb) / (1.0 - f1 * g1)
+                    w = bb - g1 * u
+                if not final_round:
+                    break
+                ma2 = duel_margin(b, target, w, p_min, gfa)
+                mb2 = duel_margin(a, target, u, p_min, gfb)
+                if ma2 <= ma and mb2 <= mb:
+                    break
+                ma = max(ma, ma2)
+                mb = max(mb, mb2)
+            v[a, b] = u
+            v[b, a] = w
+            iters[a, b] = passes if done > 0 else -1
+            iters[b, a] = iters[a, b]
+            margins[a, b] = ma
+            margins[b, a] = mb
+            if final_round:
+                xa = target + ma - b
+                xb = target + mb - a
+                certified[a, b] = xa < gfa.shape[0] and gfa[xa] <= p_min * w
+                certified[b, a] = xb < gfb.shape[0] and gfb[xb] <= p_min * u
+    return v, iters, margins, certified
+
+
+@njit(cache=True)
+def race_bank_values(b: int, target: int, need: int, u: np.ndarray, max_keep: int) -> Any:
+    """Cap and bank values (minus the expected turns after banking) of a race turn from ``b``."""
+    t_cap = max(target - b, need)
+    size = t_cap + max_keep + 1
+    bank_val = np.empty(size)
+    bank_ok = np.empty(size, dtype=np.bool_)
+    for t in range(size):
+        bank_ok[t] = t >= 1 and t >= need
+        bank_val[t] = -u[b + t] if b + t < target else 0.0
+    return t_cap, bank_val, bank_ok
+
+
+@njit(cache=True)
+def race_solve(target: int, thr: int, min_bank: int, tab: tuple, reroll: bool, tol: float, max_iter: int) -> Any:
+    """Least expected number of turns ``R[b]`` to bank ``target`` from banked score ``b`` (units).
+
+    ``b == 0`` means not on the board when ``thr > 0``. Each ``R[b]`` solves
+    ``R = 1 + min(expected R after the turn)``, where a bust leaves ``b`` unchanged: a
+    one-dimensional Newton iteration on the bust value. Returns ``(R, iterations)``.
+    """
+    num_dice = tab[0]
+    tail = np.zeros(num_dice + 1)
+    u = np.zeros(target + 1)
+    iters = np.zeros(target, dtype=np.int64)
+    for b in range(target - 1, -1, -1):
+        need = max(min_bank, thr if b == 0 else 0)
+        t_cap, bank_val, bank_ok = race_bank_values(b, target, need, u, tab[10])
+        c, d, r, dr, w, dw = _scratch(bank_val.shape[0], num_dice)
+        x = -u[b + 1] - 1.0
+        done = -1
+        for it in range(1, max_iter + 1):
+            turn_dp(t_cap, tab, bank_val, bank_ok, tail, x, reroll, c, d, r, dr, w, dw)
+            f0 = c[num_dice] - 1.0
+            f1 = d[num_dice]
+            if abs(f0 - x) < tol:
+                x = f0
+                done = it
+                break
+            x = (f0 - f1 * x) / (1.0 - f1)
+        u[b] = -x
+        iters[b] = done
+    return u[:target], iters
+
+
+@njit(cache=True)
+def race_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, tab: tuple, reroll: bool, tol: float, max_sweeps: int) -> Any:
+    """Race with a penalty of ``pen`` units on the ``k``-th bust in a row.
+
+    ``R[i, s]``: least expected turns from banked score ``lo + i`` with ``s`` busts in a row.
+    The ``k``-th bust moves to ``(b - pen, 0)``, below; scores under ``lo`` are read as ``lo``.
+    Gauss-Seidel sweeps from the top score down, streaks from ``k - 1`` down within a score,
+    until the largest change of a sweep is below ``tol``. Returns ``(R, sweeps, change)``
+    (``sweeps`` -1 if ``max_sweeps`` did not suffice).
+    """
+    num_dice = tab[0]
+    tail = np.zeros(num_dice + 1)
+    nb = target - lo
+    r_val = np.zeros((nb, k))
+    change = 0.0
+    for sweep in range(1, max_sweeps + 1):
+        change = 0.0
+        for i in range(nb - 1, -1, -1):
+            b = lo + i
+            t_cap = max(target - b, min_bank, 1)
+            size = t_cap + tab[10] + 1
+            bank_val = np.empty(size)
+            bank_ok = np.empty(size, dtype=np.bool_)
+            for t in range(size):
+                bank_ok[t] = t >= 1 and t >= min_bank
+                bank_val[t] = -r_val[i + t, 0] if b + t < target else 0.0
+            c, d, r, dr, w, dw = _scratch(size, num_dice)
+            for s in range(k - 1, -1, -1):
+                x = -r_val[i, s + 1] if s + 1 < k else -r_val[max(i - pen, 0), 0]
+                turn_dp(t_cap, tab, bank_val, bank_ok, tail, x, reroll, c, d, r, dr, w, dw)
+                new = 1.0 - c[num_dice]
+                change = max(change, abs(new - r_val[i, s]))
+                r_val[i, s] = new
+        if change < tol:
+            return r_val, sweep, change
+    return r_val, -1, change
+
+
+@njit(cache=True)
+def _penalty_state(i: int, j: int, sa: int, sb: int, lo: int, target: int, k: int, pen: int, min_bank: int, v: np.ndarray, tab: tuple, reroll: bool) -> Any:
+    """Win probability of the mover at ``lo + i`` (streak ``sa``) against ``lo + j`` (``sb``)."""
+    num_dice = tab[0]
+    a = lo + i
+    t_cap = max(target - a, min_bank, 1)
+    size = t_cap + tab[10] + 1
+    bank_val = np.empty(size)
+    bank_ok = np.empty(size, dtype=np.bool_)
+    for t in range(size):
+        bank_ok[t] = t >= 1 and t >= min_bank
+        bank_val[t] = 1.0 - v[j, i + t, sb, 0] if a + t < target else 1.0
+    x = 1.0 - v[j, i, sb, sa + 1] if sa + 1 < k else 1.0 - v[j, max(i - pen, 0), sb, 0]
+    c, d, r, dr, w, dw = _scratch(size, num_dice)
+    turn_dp(t_cap, tab, bank_val, bank_ok, np.zeros(num_dice + 1), x, reroll, c, d, r, dr, w, dw)
+    return c[num_dice]
+
+
+@njit(cache=True, parallel=True)
+def duel_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, tab: tuple, reroll: bool, tol: float, max_sweeps: int) -> Any:
+    """Duel (first to the target wins) with a penalty on the ``k``-th bust in a row.
+
+    ``V[i, j, sa, sb]``: win probability of the player to move at ``lo + i`` with ``sa`` busts
+    in a row against ``lo + j`` with ``sb``. Within a level of equal score sum, a bust leads
+    to a state with a larger streak sum (solved first) or, on the ``k``-th bust, to a lower
+    level; Gauss-Seidel sweeps repeat until the largest change of a sweep is below ``tol``.
+    Scores under ``lo`` are read as ``lo``. Returns ``(V, sweeps, change)``.
+    """
+    n = target - lo
+    v = np.full((n, n, k, k), 0.5)
+    change = 0.0
+    for sweep in range(1, max_sweeps + 1):
+        change = 0.0
+        for level in range(2 * n - 2, -1, -1):
+            i_lo = max(0, level - (n - 1))
+            i_hi = level // 2
+            deltas = np.zeros(i_hi - i_lo + 1)
+            for q in prange(i_hi - i_lo + 1):
+                i = i_lo + q
+                j = level - i
+                delta = 0.0
+                for sigma in range(2 * k - 2, -1, -1):
+                    for sa in range(k):
+                        sb = sigma - sa
+                        if sb < 0 or sb >= k:
+                            continue
+                        new = _penalty_state(i, j, sa, sb, lo, target, k, pen, min_bank, v, tab, reroll)
+                        delta = max(delta, abs(new - v[i, j, sa, sb]))
+                        v[i, j, sa, sb] = new
+                        if i != j:
+                            new = _penalty_state(j, i, sa, sb, lo, target, k, pen, min_bank, v, tab, reroll)
+                            delta = max(delta, abs(new - v[j, i, sa, sb]))
+                            v[j, i, sa, sb] = new
+                deltas[q] = delta
+            change = max(change, deltas.max())
+        if change < tol:
+            return v, sweep, change
+    return v, -1, change

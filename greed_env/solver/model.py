@@ -1,0 +1,192 @@
+"""Transition tables for the solver, derived from the reference scoring.
+
+Everything the kernels know about dice comes from :func:`greed_env.rules.scoring.keep_options`
+called on every distinct roll; nothing here scores dice by itself.
+
+For rules without carry-over, the state inside a turn is (turn total, dice to roll) and, as the
+value after a keep never decreases in points (checked on solved tables by the tests), only the
+best-scoring keep of each size matters. A roll of ``n`` dice is therefore summarised by the
+vector ``best[k]`` = most points any keep of ``k`` dice scores (``-1``: no such keep), and rolls
+with equal vectors are merged into one *group* whose probability is their sum.
+
+>>> from greed_env.rules import preset
+>>> t = roll_tables(preset("ten_thousand"))
+>>> t.unit, t.num_dice, round(float(t.p_bust[6]), 6)
+(50, 6, 0.023148)
+>>> int(t.grp_best[t.grp_start[1] + 2, 1]) * t.unit  # groups of one die: bust, 5, 1
+100
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations_with_replacement
+from math import factorial, gcd
+
+import numpy as np
+
+from greed_env.rules.config import Rules
+from greed_env.rules.scoring import EMPTY_CARRY, keep_options
+
+__all__ = ["RollTables", "SolverError", "check_supported", "roll_distribution", "roll_tables"]
+
+
+class SolverError(ValueError):
+    """The solver cannot handle this request (unsupported rule variant, bad option)."""
+
+
+def roll_distribution(n: int) -> list[tuple[tuple[int, ...], float]]:
+    """Every sorted roll of ``n`` dice with its exact probability."""
+    out = []
+    for roll in combinations_with_replacement(range(1, 7), n):
+        ways = factorial(n)
+        for f in range(1, 7):
+            ways //= factorial(roll.count(f))
+        out.append((roll, ways / 6**n))
+    return out
+
+
+def check_supported(rules: Rules) -> None:
+    """Raise :class:`SolverError` naming the field if the solver does not model it.
+
+    Unsupported: ``piggyback`` (the previous player's turn would enter every position),
+    ``entry_scope='roll'``, ``entry_until_made=False`` with an entry threshold,
+    ``six_kind_wins``, a bust penalty combined with an entry threshold or without hot dice.
+    """
+    bad = []
+    if rules.piggyback:
+        bad.append("piggyback=True")
+    if rules.entry_threshold and rules.entry_scope != "turn":
+        bad.append("entry_scope='roll'")
+    if rules.entry_threshold and not rules.entry_until_made:
+        bad.append("entry_until_made=False")
+    if rules.six_kind_wins:
+        bad.append("six_kind_wins=True")
+    if rules.bust_penalty_after and rules.bust_penalty and (rules.entry_threshold or not rules.hot_dice):
+        bad.append("a bust penalty together with an entry threshold or without hot dice")
+    if bad:
+        raise SolverError("the solver does not model " + ", ".join(bad))
+
+
+@dataclass(frozen=True, eq=False)
+class RollTables:
+    """Grouped roll tables of one rule set (no carry-over). Points are in ``unit`` steps.
+
+    Attributes:
+        unit: the points granularity (gcd of every keep score and rule constant).
+        num_dice: dice in a full roll.
+        hot_dice: whether keeping every die gives a fresh full roll.
+        grp_start: groups of ``n`` dice are ``grp_start[n] .. grp_start[n + 1] - 1``.
+        grp_prob: probability of each group.
+        grp_best: ``grp_best[g, k]``: best keep of ``k`` dice in units, -1 if none.
+        grp_any: best keep of any size (the points given up by a reroll-all).
+        p_bust: probability that a roll of ``n`` dice has no keep.
+        max_keep: largest keep score in units.
+        opt_start: the options (sizes with a keep) of group ``g`` are
+            ``opt_start[g] .. opt_start[g + 1] - 1``.
+        opt_s: points of the option in units.
+        opt_m: dice to roll after the option (a full set after hot dice).
+        opt_off: ``opt_s * (num_dice + 1) + opt_m``, the option's offset in a flat
+            (turn total, dice) array.
+    """
+
+    unit: int
+    num_dice: int
+    hot_dice: bool
+    grp_start: np.ndarray
+    grp_prob: np.ndarray
+    grp_best: np.ndarray
+    grp_any: np.ndarray
+    p_bust: np.ndarray
+    max_keep: int
+    opt_start: np.ndarray
+    opt_s: np.ndarray
+    opt_m: np.ndarray
+    opt_off: np.ndarray
+
+    def kernel_tables(self) -> tuple:
+        """The tuple the kernels take (see ``greed_env.solver.kernels``)."""
+        return (
+            self.num_dice,
+            self.hot_dice,
+            self.grp_start,
+            self.grp_prob,
+            self.grp_any,
+            self.p_bust,
+            self.opt_start,
+            self.opt_s,
+            self.opt_m,
+            self.opt_off,
+            self.max_keep,
+        )
+
+
+def rules_unit(rules: Rules, scores: list[int]) -> int:
+    """gcd of the keep scores and every rule constant that points are compared with."""
+    g = 0
+    for v in (*scores, rules.target, rules.entry_threshold, rules.min_bank, rules.bust_penalty):
+        g = gcd(g, int(v))
+    return g or 50
+
+
+@lru_cache(maxsize=32)
+def roll_tables(rules: Rules) -> RollTables:
+    """Build the grouped tables of ``rules`` (carry-over rules are refused)."""
+    if rules.carry_over:
+        raise SolverError("carry-over rules use greed_env.solver.carry, not roll tables")
+    n_dice = rules.num_dice
+    raw: list[tuple[int, float, list[int]]] = []
+    scores: list[int] = []
+    for n in range(1, n_dice + 1):
+        for roll, p in roll_distribution(n):
+            best = [-1] * (n_dice + 1)
+            for opt in keep_options(rules, roll, EMPTY_CARRY, n == n_dice):
+                k = len(opt.dice)
+                best[k] = max(best[k], opt.score)
+                scores.append(opt.score)
+            raw.append((n, p, best))
+    unit = rules_unit(rules, scores)
+    groups: dict[tuple[int, tuple[int, ...]], float] = {}
+    p_bust = np.zeros(n_dice + 1)
+    for n, p, best in raw:
+        if max(best) < 0:
+            p_bust[n] += p
+            continue
+        key = (n, tuple(b // unit if b >= 0 else -1 for b in best))
+        groups[key] = groups.get(key, 0.0) + p
+    keys = sorted(groups, key=lambda k: (k[0], k[1]))
+    grp_start = np.zeros(n_dice + 2, dtype=np.int64)
+    for n, _ in keys:
+        grp_start[n + 1] += 1
+    grp_start = np.cumsum(grp_start)
+    grp_prob = np.array([groups[k] for k in keys])
+    grp_best = np.array([k[1] for k in keys], dtype=np.int64).reshape(len(keys), n_dice + 1)
+    grp_any = grp_best.max(axis=1)
+    opt_start = [0]
+    opt_s: list[int] = []
+    opt_m: list[int] = []
+    for (n, best) in keys:
+        for k in range(1, n + 1):
+            if best[k] >= 0:
+                left = n - k
+                opt_s.append(best[k])
+                opt_m.append(n_dice if (left == 0 and rules.hot_dice) else left)
+        opt_start.append(len(opt_s))
+    s_arr = np.array(opt_s, dtype=np.int64)
+    m_arr = np.array(opt_m, dtype=np.int64)
+    return RollTables(
+        unit=unit,
+        num_dice=n_dice,
+        hot_dice=rules.hot_dice,
+        grp_start=grp_start,
+        grp_prob=grp_prob,
+        grp_best=grp_best,
+        grp_any=grp_any,
+        p_bust=p_bust,
+        max_keep=int(grp_any.max()),
+        opt_start=np.array(opt_start, dtype=np.int64),
+        opt_s=s_arr,
+        opt_m=m_arr,
+        opt_off=s_arr * (n_dice + 1) + m_arr,
+    )
