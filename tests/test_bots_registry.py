@@ -132,9 +132,18 @@ def test_committed_bot_cards_are_complete_and_match_their_onnx(card: Path) -> No
 def test_shipped_bots_equal_the_agents_folder() -> None:
     shipped = {p.relative_to(PACKAGE_BOTS) for p in PACKAGE_BOTS.glob("*/*.*")} if PACKAGE_BOTS.is_dir() else set()
     for rel in sorted(shipped):
-        if rel.suffix in (".onnx", ".json"):
-            assert (AGENTS / rel).is_file(), f"{rel} is shipped but not in agents/"
-            assert (AGENTS / rel).read_bytes() == (PACKAGE_BOTS / rel).read_bytes(), f"{rel} differs from agents/"
+        assert (AGENTS / rel).is_file(), f"{rel} is shipped but not in agents/"
+        assert (AGENTS / rel).read_bytes() == (PACKAGE_BOTS / rel).read_bytes(), f"{rel} differs from agents/"
+    for card in AGENTS.glob("*/*.json"):
+        if card.with_suffix(".onnx").is_file():
+            assert (PACKAGE_BOTS / card.relative_to(AGENTS)).is_file(), f"{card.name} is not shipped"
+
+
+@pytest.mark.parametrize("card", _committed_cards(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.stem}")
+def test_committed_cards_name_no_machine_paths(card: Path) -> None:
+    text = card.read_text()
+    for marker in ('"/', "/tmp/", "/home/", "/root/", "/work/", ":\\\\"):
+        assert marker not in text, f"{card} contains a machine path ({marker})"
 
 
 def test_broken_card_is_listed_with_its_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

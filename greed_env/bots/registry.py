@@ -172,7 +172,7 @@ def _ratings(rules_name: str) -> dict[str, str]:
                 for row in csv.DictReader(fh):
                     name = row["bot"].removeprefix("bot:").removeprefix(f"{rules_name}/")
                     se = float(row.get("elo_se") or 0.0)
-                    pm = f" ±{1.96 * se:.0f}" if se > 0 else " (anchor)"
+                    pm = f" ±{1.96 * se:.0f} (95%)" if se > 0 else " (anchor)"
                     out[name] = f"Elo {float(row['elo']):.0f}{pm}"
         except (OSError, KeyError, ValueError):
             return {}
