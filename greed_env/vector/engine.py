@@ -29,8 +29,8 @@ from greed_env.vector.tables import VectorTables, VectorUnsupportedError, vector
 
 __all__ = ["BatchGame", "EpisodeBatch", "opponent_params"]
 
-PARALLEL_MIN_BATCH = 256
-"""Batches at least this large step on numba's thread pool (smaller ones on one thread)."""
+PARALLEL_CHUNK = 512
+"""Games per task when a batch steps on numba's thread pool (``parallel=True``)."""
 
 _KEEP_STYLES = {
     "max-score": K.KEEP_MAX_SCORE,
@@ -67,16 +67,13 @@ class BatchGame:
         self.num_games = int(num_games)
         self.num_players = num_players
         self.S = np.zeros((self.num_games, K.N_COLS), dtype=np.int64)
-        self._T = self.tables.kernel_args()
-        self._scratch = np.zeros((self.num_games, self.tables.max_options + 4), dtype=np.int64)
+        self._tab = self.tables.tab
         self.new_games()
 
     def new_games(self, first_player: int | None = None, rows: np.ndarray | None = None) -> None:
         """``new_game(rules, num_players, first_player)`` in every flagged row."""
         fp = -1 if first_player is None else int(first_player)
-        K.batch_new_games(
-            self.S, _as_rows(rows, self.num_games), self.num_players, fp, self.tables.cfg
-        )
+        K.batch_new_games(self.S, _as_rows(rows, self.num_games), self.num_players, fp, self._tab)
 
     @property
     def phase(self) -> np.ndarray:
@@ -97,7 +94,7 @@ class BatchGame:
         rows = _as_rows(rows, self.num_games)
         if np.any(rows & ~self.chance_rows()):
             raise ValueError("apply_rolls: a flagged row is not at a chance node")
-        K.batch_apply_rolls(self.S, rows, np.asarray(codes, dtype=np.int64), self._T)
+        K.batch_apply_rolls(self.S, rows, np.asarray(codes, dtype=np.int64), self._tab)
 
     def apply_actions(self, actions: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Play ``actions[i]`` in every flagged row; returns which were illegal (forfeited)."""
@@ -105,20 +102,20 @@ class BatchGame:
         if np.any(rows & ~self.decision_rows()):
             raise ValueError("apply_actions: a flagged row is not at a decision")
         illegal = np.zeros(self.num_games, dtype=np.bool_)
-        K.batch_apply_actions(self.S, rows, np.asarray(actions, dtype=np.int64), illegal, self._T)
+        K.batch_apply_actions(self.S, rows, np.asarray(actions, dtype=np.int64), illegal, self._tab)
         return illegal
 
     def masks(self) -> np.ndarray:
         """``(N, n_actions)`` int8 legal masks (zeros at chance and terminal rows)."""
         out = np.zeros((self.num_games, self.tables.n_actions), dtype=np.int8)
-        K.batch_masks(self.S, out, self._scratch, self._T)
+        K.batch_masks(self.S, out, self._tab)
         return out
 
     def observations(self, seats: np.ndarray | None = None) -> np.ndarray:
         """``(N, OBS_DIM)`` float32 observations from ``seats`` (default: the player to act)."""
         seats = self.S[:, K.C_PLAYER] if seats is None else np.asarray(seats, dtype=np.int64)
         out = np.zeros((self.num_games, OBS_DIM), dtype=np.float32)
-        K.batch_observations(self.S, seats, self.tables.obs_index, out, self._T)
+        K.batch_observations(self.S, seats, self._tab, out)
         return out
 
     def roll(self, i: int) -> tuple[int, ...]:
@@ -206,7 +203,9 @@ class EpisodeBatch:
         illegal_reward: reward of an illegal action (which forfeits the turn).
         same_step: autoreset inside the step that ends an episode (else on the next step).
         buffer_size: ring-buffer slots of dice codes (and uniforms) per episode.
-        parallel: use numba's thread pool (None: when ``num_envs >= PARALLEL_MIN_BATCH``).
+        parallel: step on numba's thread pool (batches of at least two chunks of
+            :data:`PARALLEL_CHUNK`). Off by default: one thread is faster whenever the cores
+            are shared with other work, since every step waits for the slowest thread.
 
     After :meth:`step`, ``obs``, ``mask``, ``rewards``, ``terminated``, ``truncated``,
     ``illegal``, ``done`` and ``final_obs`` (rows of the episodes that ended) hold the
@@ -227,7 +226,7 @@ class EpisodeBatch:
         illegal_reward: float = -1.0,
         same_step: bool = True,
         buffer_size: int = 64,
-        parallel: bool | None = None,
+        parallel: bool = False,
     ) -> None:
         modes = {"turn": K.MODE_TURN, "race": K.MODE_RACE, "duel": K.MODE_DUEL}
         if mode not in modes:
@@ -260,7 +259,7 @@ class EpisodeBatch:
             self.uses_uniforms = kind == K.OPP_RANDOM or seat is None
         self._ep = ep
         self._fp = np.array([reward_scale, illegal_reward], dtype=np.float64)
-        self.parallel = num_envs >= PARALLEL_MIN_BATCH if parallel is None else bool(parallel)
+        self.parallel = bool(parallel) and num_envs >= 2 * PARALLEL_CHUNK
         n = num_envs
         self.S = np.zeros((n, K.N_COLS), dtype=np.int64)
         self.E = np.zeros((n, K.E_COLS), dtype=np.int64)
@@ -273,13 +272,10 @@ class EpisodeBatch:
         self.mask = np.zeros((n, self.tables.n_actions), dtype=np.int8)
         self.rewards = np.zeros(n, dtype=np.float64)
         self._pending = np.zeros(n, dtype=np.float64)
-        self._scratch = np.zeros((n, self.tables.max_options + 4), dtype=np.int64)
-        self._T = self.tables.kernel_args()
-        self._oi = self.tables.obs_index
+        self._tab = self.tables.tab
         self._rng = np.random.default_rng()
         self.draw_log: list[tuple[str, np.ndarray, np.ndarray]] | None = None
         """When a list, every refill appends ``(kind, per-row counts, draws)`` (tests)."""
-        self._step = K.step_parallel if self.parallel else K.step_serial
 
     # ------------------------------------------------------------------------------------
     @property
@@ -329,16 +325,11 @@ class EpisodeBatch:
     def _drain(self, starved: int) -> None:
         while starved:
             self._refill(force=True)
-            starved = K.resume_serial(*self._kernel_args(with_actions=False))
+            starved = K.resume_range(0, self.num_envs, self.S, self.E, *self._tail())
 
-    def _kernel_args(
-        self, with_actions: bool, actions: np.ndarray | None = None
-    ) -> tuple[Any, ...]:
-        head: tuple[Any, ...] = (self.S, self.E)
-        if with_actions:
-            head = (*head, actions)
+    def _tail(self) -> tuple[Any, ...]:
         return (
-            *head,
+            self._tab,
             self._ep,
             self._fp,
             self._codes,
@@ -348,9 +339,6 @@ class EpisodeBatch:
             self.obs,
             self.mask,
             self.final_obs,
-            self._oi,
-            self._scratch,
-            self._T,
         )
 
     # ------------------------------------------------------------------------------------
@@ -365,10 +353,10 @@ class EpisodeBatch:
             for col in (K.E_CODE_READ, K.E_CODE_WRITE, K.E_U_READ, K.E_U_WRITE):
                 self.E[:, col] = 0
         flagged = _as_rows(rows, self.num_envs)
-        K.start_all(self.S, self.E, flagged)
+        K.start_rows(self.E, flagged)
         self.rewards[:] = 0.0
         self._refill(force=False)
-        self._drain(K.resume_serial(*self._kernel_args(with_actions=False)))
+        self._drain(K.resume_range(0, self.num_envs, self.S, self.E, *self._tail()))
 
     def step(self, actions: np.ndarray) -> None:
         """Apply one action per episode, then roll and play opponents up to the next decision.
@@ -381,12 +369,16 @@ class EpisodeBatch:
             raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
         acts = acts.astype(np.int64, copy=False)
         self._refill(force=False)
-        self._drain(self._step(*self._kernel_args(True, acts)))
+        if self.parallel:
+            starved = K.step_parallel(PARALLEL_CHUNK, self.S, self.E, acts, *self._tail())
+        else:
+            starved = K.step_range(0, self.num_envs, self.S, self.E, acts, *self._tail())
+        self._drain(starved)
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per episode (``RandomBot``'s choice), from ``rng``."""
         out = np.zeros(self.num_envs, dtype=np.int64)
-        K.random_actions(self.S, rng.random(self.num_envs), self._scratch, out, self._T)
+        K.random_actions(self.S, rng.random(self.num_envs), self._tab, out)
         return out
 
     def fields(self, i: int) -> dict[str, Any]:

@@ -191,8 +191,8 @@ class SolitaireVectorEnv(GreedVectorEnv):
     Arguments after ``num_envs`` are those of
     :class:`~greed_env.envs.solitaire.SolitaireEnv` (``render_mode`` excepted), plus
     ``autoreset_mode``, ``copy`` (return copies of the observation buffer, default True),
-    ``buffer_size`` (dice codes buffered per sub-environment) and ``parallel`` (numba thread
-    pool; default when ``num_envs >= 256``). Order-free rules only
+    ``buffer_size`` (dice codes buffered per sub-environment) and ``parallel`` (step on
+    numba's thread pool; off by default, see :class:`~greed_env.vector.engine.EpisodeBatch`). Order-free rules only
     (:func:`~greed_env.vector.tables.check_vector_supported`).
     """
 
@@ -210,7 +210,7 @@ class SolitaireVectorEnv(GreedVectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         copy: bool = True,
         buffer_size: int = 64,
-        parallel: bool | None = None,
+        parallel: bool = False,
     ) -> None:
         resolved = env_rules(rules, rules_overrides)
         if objective not in ("turn", "race"):
@@ -261,7 +261,7 @@ class DuelVectorEnv(GreedVectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         copy: bool = True,
         buffer_size: int = 64,
-        parallel: bool | None = None,
+        parallel: bool = False,
     ) -> None:
         resolved = env_rules(rules, rules_overrides)
         low, high = max(2, resolved.min_players), resolved.max_players

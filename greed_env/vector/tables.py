@@ -16,7 +16,7 @@ random *code* in ``[0, 6**num_dice)`` serves a roll of any ``k <= num_dice`` dic
 ``decode[decode_start[k] + code % 6**k]``.
 
 >>> t = vector_tables("ten_thousand")
->>> int(t.roll_start[6] - t.roll_start[5]), t.max_options >= 1
+>>> int(t.roll_start[7] - t.roll_start[6]), t.max_options >= 1
 (462, True)
 >>> r = int(t.decode[t.decode_start[6] + 0])
 >>> t.roll_counts[r].tolist()          # code 0 is six 1s
@@ -61,6 +61,17 @@ from greed_env.vector.kernels import (
     CFG_STREAK_SCALE,
     CFG_TARGET,
     CFG_VOLUNTARY_BUST,
+    OPT_FIELDS,
+    T_HEADER,
+    T_MAXOPT,
+    T_NROLLS,
+    T_OFF_BEST,
+    T_OFF_COUNTS,
+    T_OFF_DECODE,
+    T_OFF_DSTART,
+    T_OFF_NOPT,
+    T_OFF_OBS,
+    T_OFF_OPT,
 )
 
 __all__ = [
@@ -173,6 +184,8 @@ class VectorTables:
         opt_best: ``(2, R)`` most points of any option (the points a reroll-all gives up).
         cfg: int64 rules constants and non-keep action ids for the kernels.
         obs_index: int64 positions of the observation entries the kernels write.
+        tab: everything above the kernels read, as one flat int64 array (header slots
+            ``greed_env.vector.kernels.T_*``, then ``cfg`` values and the sub-tables).
     """
 
     rules: Rules
@@ -191,6 +204,7 @@ class VectorTables:
     opt_best: np.ndarray
     cfg: np.ndarray
     obs_index: np.ndarray
+    tab: np.ndarray
 
     @property
     def n_actions(self) -> int:
@@ -205,28 +219,48 @@ class VectorTables:
         counts = self.roll_counts[roll_id]
         return tuple(f for f in FACES for _ in range(int(counts[f - 1])))
 
-    def kernel_args(self) -> tuple[np.ndarray, ...]:
-        """The arrays every kernel takes, in the kernels' order."""
-        return (
-            self.cfg,
-            self.roll_size,
-            self.roll_counts,
-            self.decode_start,
-            self.decode,
-            self.opt_count,
-            self.opt_action,
-            self.opt_score,
-            self.opt_used,
-            self.opt_wins,
-            self.opt_best,
-        )
-
 
 def _action_id(catalog: ActionCatalog, kind: str) -> int:
     try:
         return catalog.index_of((kind, ()))
     except KeyError:
         return -1
+
+
+def _flatten(
+    cfg: np.ndarray,
+    obs_index: np.ndarray,
+    roll_counts: np.ndarray,
+    decode_start: np.ndarray,
+    decode: np.ndarray,
+    opt_count: np.ndarray,
+    opt_best: np.ndarray,
+    options: np.ndarray,
+) -> np.ndarray:
+    """The flat table: header (cfg values, sizes, offsets), then each sub-table, C order."""
+    head = np.zeros(T_HEADER, dtype=np.int64)
+    head[: len(cfg)] = cfg
+    head[T_NROLLS] = roll_counts.shape[0]
+    head[T_MAXOPT] = options.shape[2]
+    parts = [
+        (T_OFF_OBS, obs_index),
+        (T_OFF_COUNTS, roll_counts),
+        (T_OFF_DSTART, decode_start),
+        (T_OFF_DECODE, decode),
+        (T_OFF_NOPT, opt_count),
+        (T_OFF_BEST, opt_best),
+        (T_OFF_OPT, options),
+    ]
+    offset = T_HEADER
+    chunks = [head]
+    for slot, arr in parts:
+        head[slot] = offset
+        flat = np.ascontiguousarray(arr, dtype=np.int64).ravel()
+        chunks.append(flat)
+        offset += flat.size
+    if options.shape[3] != OPT_FIELDS:
+        raise ValueError("option records must have OPT_FIELDS fields")
+    return np.concatenate(chunks)
 
 
 @lru_cache(maxsize=32)
@@ -310,6 +344,16 @@ def _build(rules: Rules) -> VectorTables:
     obs_index = np.array([OBS_INDEX[name] for name in OBS_SLOT_NAMES], dtype=np.int64)
     if MAX_SEATS != 8 or int(obs_index.max()) >= OBS_DIM:
         raise VectorUnsupportedError("observation layout changed: rebuild the vector kernels")
+    tab = _flatten(
+        cfg,
+        obs_index,
+        roll_counts,
+        decode_start,
+        decode,
+        opt_count,
+        opt_best,
+        np.stack([opt_action, opt_score, opt_used, opt_wins], axis=-1),
+    )
     return VectorTables(
         rules=rules,
         catalog=catalog,
@@ -327,6 +371,7 @@ def _build(rules: Rules) -> VectorTables:
         opt_best=opt_best,
         cfg=cfg,
         obs_index=obs_index,
+        tab=tab,
     )
 
 
