@@ -1,0 +1,298 @@
+"""Speed of the native vector engine against the usual ways of batching environments.
+
+Measures, in one run and with the same random-legal-play policy (a uniform legal action per
+decision):
+
+* the native vector env (``SolitaireVectorEnv``, whole games: objective ``race``) at several
+  batch sizes, one thread (and with ``--threads`` numba's thread pool too);
+* the same against the threshold bot in ``DuelVectorEnv``;
+* baselines: the single Gymnasium env in a Python loop, Stable-Baselines3 ``DummyVecEnv`` and
+  ``SubprocVecEnv`` of single envs, and PettingZoo's ``connect_four_v3`` played at random;
+* MaskablePPO training steps/s on the native vector env against ``SubprocVecEnv``
+  (``--ppo-steps`` per run, same PPO settings and rollout size).
+
+Rates are decisions (environment steps) per second of wall-clock time, median of
+``--repeats`` runs; the ratios are against baselines measured in the same run. Rates of
+the in-process loops per second of process CPU time are printed as well, since on a shared
+machine wall time also counts other people's work (the load average is printed).
+
+    python benchmarks/bench_vector.py --rules ten_thousand --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+BATCHES = (1, 16, 256, 4096, 16384)
+
+
+def _median_rate(run: Callable[[], tuple[int, float, float]], repeats: int) -> tuple[float, float]:
+    """Median decisions/s by wall time and by process CPU time."""
+    walls, cpus = [], []
+    for _ in range(repeats):
+        n, wall, cpu = run()
+        walls.append(n / wall)
+        cpus.append(n / cpu if cpu > 0 else float("nan"))
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def _timed(loop: Callable[[], int]) -> tuple[int, float, float]:
+    w, c = time.perf_counter(), time.process_time()
+    n = loop()
+    return n, time.perf_counter() - w, time.process_time() - c
+
+
+def _pick(masks: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Row-wise uniform choice among the unmasked actions of each row."""
+    counts = masks.sum(axis=1)
+    k = (u * counts).astype(np.int64)
+    return np.argmax(np.cumsum(masks, axis=1) > k[:, None], axis=1)
+
+
+# ------------------------------------------------------------------------------------------
+# the native engine
+
+
+def bench_native(
+    rules: str, batch: int, decisions: int, repeats: int, parallel: bool, duel: bool
+) -> tuple[float, float]:
+    from greed_env.vector import DuelVectorEnv, SolitaireVectorEnv
+
+    if duel:
+        env = DuelVectorEnv(batch, rules=rules, opponent="threshold", parallel=parallel)
+    else:
+        env = SolitaireVectorEnv(batch, rules=rules, objective="race", parallel=parallel)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    steps = max(10, min(decisions // batch, 30_000))
+    for _ in range(3):
+        env.step(env.sample_legal_actions(rng))
+
+    def loop() -> int:
+        for _ in range(steps):
+            env.step(env.sample_legal_actions(rng))
+        return steps * batch
+
+    return _median_rate(lambda: _timed(loop), repeats)
+
+
+# ------------------------------------------------------------------------------------------
+# baselines
+
+
+def _single_env(rules: str) -> Any:
+    import gymnasium as gym
+
+    import greed_env.envs  # noqa: F401
+
+    return gym.make("greed_env/Solitaire-v0", rules=rules, objective="race")
+
+
+def bench_single(rules: str, decisions: int, repeats: int) -> tuple[float, float]:
+    env = _single_env(rules)
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    state = {"info": info}
+
+    def loop() -> int:
+        info = state["info"]
+        for _ in range(decisions):
+            legal = np.flatnonzero(info["action_mask"])
+            a = legal[int(rng.random() * len(legal))]
+            _, _, term, trunc, info = env.step(a)
+            if term or trunc:
+                _, info = env.reset()
+        state["info"] = info
+        return decisions
+
+    return _median_rate(lambda: _timed(loop), repeats)
+
+
+def _make_single(rules: str) -> Callable[[], Any]:
+    import functools
+
+    return functools.partial(_single_env, rules)
+
+
+def bench_sb3(
+    kind: str, rules: str, n_envs: int, decisions: int, repeats: int
+) -> tuple[float, float]:
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    fns = [_make_single(rules) for _ in range(n_envs)]
+    venv = DummyVecEnv(fns) if kind == "dummy" else SubprocVecEnv(fns)
+    venv.seed(0)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    steps = max(10, decisions // n_envs)
+
+    def loop() -> int:
+        for _ in range(steps):
+            masks = np.stack(venv.env_method("action_masks"))
+            venv.step(_pick(masks, rng.random(n_envs)))
+        return steps * n_envs
+
+    try:
+        return _median_rate(lambda: _timed(loop), repeats)
+    finally:
+        venv.close()
+
+
+def bench_connect_four(decisions: int, repeats: int) -> tuple[float, float]:
+    from pettingzoo.classic import connect_four_v3
+
+    env = connect_four_v3.env()
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+
+    def loop() -> int:
+        done = 0
+        while done < decisions:
+            env.reset(seed=int(rng.integers(1 << 30)))
+            for agent in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
+                if term or trunc:
+                    env.step(None)
+                    continue
+                legal = np.flatnonzero(obs["action_mask"])
+                env.step(int(legal[int(rng.random() * len(legal))]))
+                done += 1
+                del agent
+        return done
+
+    return _median_rate(lambda: _timed(loop), repeats)
+
+
+# ------------------------------------------------------------------------------------------
+# training throughput
+
+
+def bench_ppo(kind: str, rules: str, n_envs: int, total: int, repeats: int) -> float:
+    """MaskablePPO environment steps per second of wall time (rollouts and updates)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    torch.set_num_threads(1)
+    rates = []
+    for k in range(repeats):
+        if kind == "native":
+            from greed_env.vector.sb3 import make_sb3_vec_env
+
+            venv = make_sb3_vec_env("greed_env/Solitaire-v0", n_envs, seed=k, rules=rules)
+        else:
+            venv = SubprocVecEnv([_make_single(rules) for _ in range(n_envs)])
+            venv.seed(k)
+        rollout = 4096
+        model = MaskablePPO(
+            "MlpPolicy",
+            venv,
+            n_steps=rollout // n_envs,
+            batch_size=512,
+            n_epochs=2,
+            seed=k,
+            device="cpu",
+            verbose=0,
+        )
+        start = time.perf_counter()
+        model.learn(total_timesteps=total)
+        rates.append(model.num_timesteps / (time.perf_counter() - start))
+        venv.close()
+    return statistics.median(rates)
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rules", default="ten_thousand")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--decisions", type=int, default=300_000, help="native decisions per repeat")
+    ap.add_argument("--baseline-decisions", type=int, default=20_000)
+    ap.add_argument("--batches", default=",".join(map(str, BATCHES)))
+    ap.add_argument("--threads", action="store_true", help="also time numba's thread pool")
+    ap.add_argument("--subproc-envs", type=int, default=4)
+    ap.add_argument("--ppo-steps", type=int, default=3 * 4096, help="0 skips the PPO runs")
+    ap.add_argument("--ppo-envs", type=int, default=64, help="native envs in the PPO run")
+    ap.add_argument("--json", default="", help="also write the results to this file")
+    args = ap.parse_args()
+    load0 = os.getloadavg()[0]
+    results: dict[str, Any] = {"rules": args.rules, "repeats": args.repeats, "cpus": os.cpu_count()}
+
+    import numba
+
+    results["numba_threads"] = numba.get_num_threads()
+    r = args.repeats
+    bd = args.baseline_decisions
+    single = bench_single(args.rules, bd, r)
+    dummy = bench_sb3("dummy", args.rules, 8, bd, r)
+    subproc = bench_sb3("subproc", args.rules, args.subproc_envs, bd, r)
+    c4 = bench_connect_four(bd, r)
+    results["baselines"] = {
+        "single_env_loop": single,
+        "sb3_dummy_8": dummy,
+        f"sb3_subproc_{args.subproc_envs}": subproc,
+        "pettingzoo_connect_four_v3": c4,
+    }
+    bench_native(args.rules, 8, 80, 1, False, False)
+    native: dict[str, tuple[float, float]] = {}
+    for b in map(int, args.batches.split(",")):
+        native[f"solitaire_race_{b}"] = bench_native(args.rules, b, args.decisions, r, False, False)
+        if args.threads and b >= 1024:
+            native[f"solitaire_race_{b}_threads"] = bench_native(
+                args.rules, b, args.decisions, r, True, False
+            )
+    native["duel_threshold_4096"] = bench_native(args.rules, 4096, args.decisions, r, False, True)
+    results["native"] = native
+    if args.ppo_steps:
+        results["ppo"] = {
+            f"native_{args.ppo_envs}": bench_ppo(
+                "native", args.rules, args.ppo_envs, args.ppo_steps, r
+            ),
+            f"subproc_{args.subproc_envs}": bench_ppo(
+                "subproc", args.rules, args.subproc_envs, args.ppo_steps, r
+            ),
+        }
+    results["loadavg"] = [load0, os.getloadavg()[0]]
+
+    print(
+        f"rules {args.rules}; medians of {r}; {os.cpu_count()} cpus, numba threads "
+        f"{results['numba_threads']}; load average {load0:.1f} -> {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"{'run':<34}{'decisions/s':>14}{'per CPU-s':>14}{'vs single':>11}{'vs subproc':>12}{'vs c4':>9}"
+    )
+
+    def row(name: str, rate: tuple[float, float]) -> None:
+        wall, cpu = rate
+        print(
+            f"{name:<34}{wall:>14,.0f}{cpu:>14,.0f}{wall / single[0]:>11.1f}"
+            f"{wall / subproc[0]:>12.1f}{wall / c4[0]:>9.1f}"
+        )
+
+    for name, rate in results["baselines"].items():
+        row(name, rate)
+    for name, rate in native.items():
+        row("native_" + name, rate)
+    if "ppo" in results:
+        (n_name, n_rate), (s_name, s_rate) = results["ppo"].items()
+        print(
+            f"MaskablePPO steps/s: {n_name} {n_rate:,.0f}, {s_name} {s_rate:,.0f} "
+            f"(ratio {n_rate / s_rate:.1f})"
+        )
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
