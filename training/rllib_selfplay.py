@@ -1,0 +1,202 @@
+"""Self-play with Ray RLlib: multi-agent PPO, one shared action-masked policy, on ``greed_v0``.
+
+Every seat of the PettingZoo game is played by the same policy (``greed_env.rllib``); each
+iteration samples ``--train-batch-size`` agent steps and runs PPO on them. Checkpoints go to
+``RUN/checkpoints/iter_N`` (RLlib's own format), and at the end the shared policy is exported
+to a greed_env bot (``RUN/bot/NAME.onnx`` + ``NAME.json``, loadable with
+``greed_env.bots.registry``), optionally evaluated against the built-in bots.
+
+One machine, everything in this process (the defaults)::
+
+    python training/rllib_selfplay.py --rules ten_thousand --iterations 200
+
+The same script on a Ray cluster (``ray start --head`` on one machine, ``ray start
+--address=HEAD:6379`` on the others, greed_env installed everywhere)::
+
+    python training/rllib_selfplay.py --address auto --num-env-runners 32 \\
+        --num-envs-per-env-runner 8 --train-batch-size 64000 --minibatch-size 4000
+
+See docs/scale.md for resources, learners and the export step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from greed_env.train.args import parse_args, run_name
+
+
+@dataclass
+class Args:
+    """Train one shared PPO policy by self-play on greed_v0 with Ray RLlib."""
+
+    rules: str = "ten_thousand"
+    """rules preset"""
+    num_players: int = 2
+    """seats per game (all played by the shared policy)"""
+    illegal_action: Literal["penalty", "raise"] = "penalty"
+    """'raise' turns a masked action sampled by the policy into an error (checks the masking)"""
+    iterations: int = 100
+    """training iterations (each samples --train-batch-size agent steps)"""
+    train_batch_size: int = 4000
+    """agent steps per iteration (per learner)"""
+    minibatch_size: int = 500
+    """PPO minibatch size"""
+    num_epochs: int = 4
+    """PPO epochs per iteration"""
+    lr: float = 3e-4
+    """Adam learning rate"""
+    entropy_coeff: float = 0.01
+    """entropy bonus coefficient"""
+    net_width: int = 128
+    """units per hidden layer (separate policy and value MLPs)"""
+    net_depth: int = 2
+    """hidden layers"""
+    num_env_runners: int = 0
+    """remote sampling actors (0: sample in this process)"""
+    num_envs_per_env_runner: int = 1
+    """games stepped by each runner"""
+    num_cpus_per_env_runner: float = 1.0
+    """CPUs Ray reserves for each runner"""
+    num_learners: int = 0
+    """remote learner actors (0: learn in this process)"""
+    address: str | None = None
+    """Ray cluster to join ('auto' after `ray start`, or ray://HOST:10001); None starts a local Ray"""
+    local_cpus: int | None = None
+    """CPUs of the local Ray instance when --address is not given (None: all)"""
+    seed: int = 0
+    """seed of the samplers and the network"""
+    checkpoint_every: int = 10
+    """iterations between checkpoints (the last iteration is always saved)"""
+    export_name: str = "rllib-selfplay"
+    """bot name of the exported policy ('' skips the export)"""
+    export_check_positions: int = 500
+    """positions on which the ONNX bot must act as the RLlib module does"""
+    eval_games: int = 0
+    """games against each default opponent after the export (0: none)"""
+    runs_dir: str = "runs"
+    """directory holding one sub-directory per run"""
+    run_name: str | None = None
+    """explicit run name (default rules__selfplay__rllib__seed__time)"""
+
+
+def _scalar(tree: dict[str, Any], *path: str) -> float | None:
+    node: Any = tree
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    try:
+        return float(node)
+    except (TypeError, ValueError):
+        return None
+
+
+def main(args: Args) -> Path:
+    """Train, checkpoint and export one run; returns its directory."""
+    import ray
+
+    from greed_env.rllib.config import SHARED_MODULE, selfplay_config
+    from greed_env.rllib.export import export_checkpoint
+    from greed_env.rules import preset
+
+    rules = preset(args.rules)
+    run_dir = Path(args.runs_dir) / (
+        args.run_name or run_name(args.rules, "selfplay", "rllib", args.seed)
+    )
+    run_dir.mkdir(parents=True, exist_ok=False)
+    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=1) + "\n")
+    if not ray.is_initialized():
+        if args.address:
+            ray.init(address=args.address)
+        else:
+            ray.init(num_cpus=args.local_cpus, include_dashboard=False)
+    config = selfplay_config(
+        {
+            "rules": args.rules,
+            "num_players": args.num_players,
+            "illegal_action": args.illegal_action,
+        },
+        num_env_runners=args.num_env_runners,
+        num_envs_per_env_runner=args.num_envs_per_env_runner,
+        num_cpus_per_env_runner=args.num_cpus_per_env_runner,
+        num_learners=args.num_learners,
+        train_batch_size=args.train_batch_size,
+        minibatch_size=args.minibatch_size,
+        num_epochs=args.num_epochs,
+        lr=args.lr,
+        entropy_coeff=args.entropy_coeff,
+        hidden=(args.net_width,) * args.net_depth,
+        seed=args.seed,
+    )
+    algo = config.build_algo()
+    history = []
+    checkpoint = None
+    start = time.perf_counter()
+    try:
+        for it in range(1, args.iterations + 1):
+            result = algo.train()
+            row = {
+                "iteration": it,
+                "env_steps": _scalar(result, "env_runners", "num_env_steps_sampled_lifetime"),
+                "episode_len_mean": _scalar(result, "env_runners", "episode_len_mean"),
+                "entropy": _scalar(result, "learners", SHARED_MODULE, "entropy"),
+                "total_loss": _scalar(result, "learners", SHARED_MODULE, "total_loss"),
+                "seconds": round(time.perf_counter() - start, 2),
+            }
+            history.append(row)
+            print(json.dumps(row), flush=True)
+            if it % args.checkpoint_every == 0 or it == args.iterations:
+                checkpoint = Path(
+                    algo.save_to_path(str((run_dir / "checkpoints" / f"iter_{it}").resolve()))
+                )
+    finally:
+        algo.stop()
+    summary: dict[str, Any] = {
+        "rules": rules.to_dict(),
+        "history": history,
+        "checkpoint": None
+        if checkpoint is None
+        else checkpoint.relative_to(run_dir.resolve()).as_posix(),
+    }
+    if args.export_name and checkpoint is not None:
+        exported = export_checkpoint(
+            checkpoint,
+            run_dir / "bot",
+            rules,
+            name=args.export_name,
+            check_positions=args.export_check_positions,
+            seed=args.seed,
+            training={"script": "training/rllib_selfplay.py", "args": dataclasses.asdict(args)},
+        )
+        summary["bot"] = exported.card["id"]
+        summary["bot_card"] = exported.card_path.relative_to(run_dir).as_posix()
+        if args.eval_games > 0:
+            from greed_env.bots.tournament import default_opponents, evaluate_bot
+
+            summary["evaluation"] = evaluate_bot(
+                str(exported.card_path),
+                rules,
+                list(default_opponents(rules)),
+                args.eval_games,
+                seed=args.seed,
+            )
+    (run_dir / "run.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return run_dir
+
+
+def cli(argv: list[str] | None = None) -> int:
+    args = parse_args(Args, argv, prog="rllib_selfplay.py")
+    run_dir = main(args)
+    print(f"run directory: {run_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())
