@@ -40,6 +40,7 @@ calling process: workers receive the numpy weights).
 from __future__ import annotations
 
 import csv
+import functools
 import itertools
 import math
 import multiprocessing as mp
@@ -144,8 +145,10 @@ def _solver() -> Any:
     return solver
 
 
+@functools.lru_cache(maxsize=8)
 def optimal_bot(rules: Rules, objective: str) -> Any:
-    """The solver's optimal bot for ``objective`` (its table is built or loaded on first use)."""
+    """The solver's optimal bot for ``objective`` (its table is built or loaded on first use;
+    one shared instance per rules and objective in a process)."""
     return _solver().OptimalBot(rules, objective)
 
 
@@ -239,6 +242,24 @@ def _episode_seeds(seed: int, stop: int) -> np.ndarray:
     return (words[0::2] << np.uint64(32)) | words[1::2]
 
 
+_ENV_CACHE: dict[tuple[Any, ...], list[Any]] = {}
+_ENV_CACHE_LIMIT = 4
+
+
+def _make_envs(job: _Job, count: int) -> list[Any]:
+    """``count`` environments for ``job``, reused across calls in one process (building a
+    Gymnasium environment costs more than many of its steps)."""
+    key = (job.rules, job.objective, id(job.opponent), job.num_players)
+    envs = _ENV_CACHE.get(key)
+    if envs is None:
+        if len(_ENV_CACHE) >= _ENV_CACHE_LIMIT:
+            _ENV_CACHE.clear()
+        envs = _ENV_CACHE[key] = []
+    while len(envs) < count:
+        envs.append(_make_env(job))
+    return envs[:count]
+
+
 def _make_env(job: _Job) -> Any:
     if job.objective == "duel":
         from greed_env.envs.duel import DuelEnv
@@ -312,8 +333,8 @@ def _run_chunk(job: _Job) -> _Chunk:
         )
         return True
 
-    for _ in range(min(job.batch, n)):
-        slot = {"env": _make_env(job)}
+    for env in _make_envs(job, min(job.batch, n)):
+        slot = {"env": env}
         if start(slot):
             slots.append(slot)
     while slots:

@@ -217,12 +217,17 @@ class PPOArgs:
     features: Literal["greed", "none"] = "greed"
     """policy inputs: 'greed' appends exact readings of dice counts, dice in hand, turn total and
     scores to the observation (greed_env.train.featurize); 'none' feeds the observation alone"""
+    policy_head: Literal["structured", "plain"] = "structured"
+    """action logits: 'structured' adds a shared term driven by each keep's points and dice count
+    (rare keeps learn from common ones; greed_env.train.features), 'plain' is one linear layer"""
     net_width: int = 128
     """units per hidden layer (policy and value networks are separate MLPs)"""
     net_depth: int = 2
     """hidden layers"""
     activation: Literal["tanh", "relu"] = "tanh"
     """hidden-layer activation"""
+    init_from: str | None = None
+    """start a fresh run from the weights of this model zip (same rules and network shape)"""
     eval_every: int = 25_000
     """environment steps between evaluations against the solver"""
     eval_episodes: int = 2000

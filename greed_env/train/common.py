@@ -33,6 +33,7 @@ import dataclasses
 import json
 import os
 import platform
+import resource
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -53,7 +54,7 @@ from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
 from greed_env.rules import Rules
 from greed_env.train.args import PPOArgs, run_name
-from greed_env.train.featurize import FeatureConfig
+from greed_env.train.featurize import FeatureConfig, action_features
 from greed_env.train.policy import NumpyPolicy
 
 __all__ = [
@@ -114,6 +115,8 @@ class RunState:
         step: environment steps done at the checkpoint.
         model_file: the checkpoint's model zip (relative to the checkpoint directory).
         wall_s: training seconds summed over every session up to the checkpoint.
+        cpu_s: CPU seconds (this process and its finished children, periodic evaluations
+            included) summed over every session up to the checkpoint.
         sessions: sessions so far (1 for a fresh run).
         extra: script-specific state (the self-play pool, for instance).
     """
@@ -121,6 +124,7 @@ class RunState:
     step: int = 0
     model_file: str = ""
     wall_s: float = 0.0
+    cpu_s: float = 0.0
     sessions: int = 0
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -290,9 +294,17 @@ def make_logger(run_dir: Path) -> Logger:
     return Logger(str(run_dir / "tb"), [GroupedTensorBoard(run_dir / "tb")])
 
 
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its children that have ended."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 EVAL_FIELDS = (
     "step",
     "wall_s",
+    "cpu_s",
     "value",
     "ci95",
     "optimal",
@@ -305,10 +317,11 @@ EVAL_FIELDS = (
 )
 
 
-def _eval_row(step: int, wall_s: float, res: EvalResult) -> dict[str, float]:
+def _eval_row(step: int, wall_s: float, cpu_s: float, res: EvalResult) -> dict[str, float]:
     row = {
         "step": float(step),
         "wall_s": round(wall_s, 2),
+        "cpu_s": round(cpu_s, 2),
         "value": res.score.mean,
         "ci95": res.score.half_width,
         "optimal": res.optimal,
@@ -362,6 +375,7 @@ class TrainingCallback(BaseCallback):
         self.evaluate_policy = evaluate_policy
         self.state = state
         self.session_start = session_start
+        self.cpu_start = cpu_seconds()
         self.extra_state = extra_state
         self.on_iteration = on_iteration
         self.checkpointer = Checkpointer(run_dir)
@@ -373,6 +387,9 @@ class TrainingCallback(BaseCallback):
 
     def wall_s(self) -> float:
         return self.state.wall_s + time.perf_counter() - self.session_start
+
+    def cpu_s(self) -> float:
+        return self.state.cpu_s + cpu_seconds() - self.cpu_start
 
     def ent_coef_at(self, step: int) -> float:
         a = self.args
@@ -418,9 +435,9 @@ class TrainingCallback(BaseCallback):
     def record_eval(self, step: int, res: EvalResult) -> None:
         """Log ``eval/`` scalars and an ``eval.csv`` row; show the result on the progress bar."""
         self.last_eval = res
-        row = _eval_row(step, self.wall_s(), res)
+        row = _eval_row(step, self.wall_s(), self.cpu_s(), res)
         for key, value in row.items():
-            if key not in ("step", "wall_s") and np.isfinite(value):
+            if key not in ("step", "wall_s", "cpu_s") and np.isfinite(value):
                 self.logger.record(f"eval/{key}", value)
         self.logger.dump(step)
         new = not self.eval_csv.is_file()
@@ -435,9 +452,10 @@ class TrainingCallback(BaseCallback):
     def checkpoint(self, step: int) -> None:
         extra = self.extra_state() if self.extra_state else {}
         self.state = dataclasses.replace(
-            self.state, step=step, wall_s=self.wall_s(), extra=extra
+            self.state, step=step, wall_s=self.wall_s(), cpu_s=self.cpu_s(), extra=extra
         )
         self.session_start = time.perf_counter()
+        self.cpu_start = cpu_seconds()
         self.checkpointer.save(self.model, self.state)
 
     def _on_training_end(self) -> None:
@@ -456,6 +474,7 @@ def model_card(
     objective: str,
     steps: int,
     wall_s: float,
+    cpu_s: float,
     sessions: int,
     evaluation: dict[str, Any] | None,
     extra: dict[str, Any] | None = None,
@@ -478,6 +497,8 @@ def model_card(
         "seed": args.seed,
         "steps": steps,
         "wall_time_s": round(wall_s, 1),
+        "cpu_time_s": round(cpu_s, 1),
+        "cpu_time_note": "CPU seconds of training, periodic evaluations included, final evaluation excluded",
         "sessions": sessions,
         "evaluation": evaluation,
         "versions": {
@@ -501,7 +522,36 @@ def _policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
 
         kwargs["features_extractor_class"] = GreedFeatures
         kwargs["features_extractor_kwargs"] = {"config": FeatureConfig.for_rules(rules).to_dict()}
+    if args.policy_head == "structured":
+        kwargs["action_features"] = action_features(rules).tolist()
     return kwargs
+
+
+def _policy_class(args: PPOArgs) -> Any:
+    if args.policy_head == "structured":
+        from greed_env.train.features import GreedActorCriticPolicy
+
+        return GreedActorCriticPolicy
+    return "MlpPolicy"
+
+
+def _init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
+    """Copy the policy weights of the model at ``path`` into ``model``.
+
+    Raises:
+        ModelFileError: missing file, another network shape, or a card naming other rules.
+    """
+    from greed_env.train.policy import ModelFileError, check_card, read_card
+
+    if not path.is_file():
+        raise ModelFileError(f"--init-from: model file {path} does not exist")
+    card = read_card(path)
+    if card is not None:
+        check_card(card, rules, f"--init-from {path}")
+    try:
+        model.set_parameters(str(path), exact_match=True, device="cpu")
+    except Exception as exc:
+        raise ModelFileError(f"--init-from {path}: its weights do not fit this network: {exc}") from None
 
 
 def _lr_schedule(args: PPOArgs) -> Any:
@@ -578,7 +628,7 @@ def run_training(
         print(f"resuming {run_dir.name} from step {model.num_timesteps:,} ({ckpt.name})")
     else:
         model = MaskablePPO(
-            "MlpPolicy",
+            _policy_class(args),
             venv,
             learning_rate=_lr_schedule(args),
             policy_kwargs=_policy_kwargs(args, rules),
@@ -587,6 +637,8 @@ def run_training(
             verbose=0,
             **ppo_kwargs,
         )
+        if args.init_from:
+            _init_weights(model, Path(args.init_from), rules)
     model.set_logger(make_logger(run_dir))
     callback = TrainingCallback(
         args, run_dir, evaluate_policy, state, session_start, extra_state, on_iteration
@@ -605,6 +657,7 @@ def run_training(
             venv.close()
     steps = model.num_timesteps
     callback.checkpoint(steps)
+    train_cpu_s = callback.cpu_s()
     final = final_evaluate(NumpyPolicy.from_sb3(model))
     callback.record_eval(steps, final)
     save_model_atomic(model, run_dir / "model.zip")
@@ -615,13 +668,17 @@ def run_training(
         objective,
         steps,
         callback.wall_s(),
+        train_cpu_s,
         state.sessions,
         final.summary(),
         card_extra,
     )
     atomic_write_text(run_dir / "model.json", json.dumps(card, indent=1, default=_json_default))
     model.logger.close()
-    print(f"saved {run_dir / 'model.zip'}: {steps:,} steps, {card['wall_time_s']:.0f} s; final {_eval_text(final)}")
+    print(
+        f"saved {run_dir / 'model.zip'}: {steps:,} steps, {card['wall_time_s']:.0f} s wall, "
+        f"{card['cpu_time_s']:.0f} s CPU; final {_eval_text(final)}"
+    )
     return run_dir
 
 

@@ -1,9 +1,15 @@
-"""The torch features extractor of the training scripts (``--features greed``).
+"""The torch pieces of the training scripts' policy (importing this module imports torch).
 
-:class:`GreedFeatures` is :func:`greed_env.train.featurize.featurize` in torch: the
-observation followed by exact readings of dice counts, dice in hand, turn total and scores. It
-has no parameters, so it adds nothing to learn and nothing to drift; the numpy reference and
-this module are checked against each other by the tests. Importing this module imports torch.
+* :class:`GreedFeatures` (``--features greed``) is :func:`greed_env.train.featurize.featurize`
+  in torch: the observation followed by exact readings of dice counts, dice in hand, turn total
+  and scores. It has no parameters; the numpy reference and this module are checked against
+  each other by the tests.
+* :class:`StructuredActionHead` (``--policy-head structured``) scores action ``a`` as
+  ``free(latent)[a] + shared(latent) . phi[a]`` with the fixed action descriptions ``phi`` of
+  :func:`~greed_env.train.featurize.action_features` (a keep's points and dice count): still a
+  linear map of the latent (:meth:`StructuredActionHead.effective`), so exported policies and
+  :class:`~greed_env.train.policy.NumpyPolicy` see an ordinary linear layer.
+* :class:`GreedActorCriticPolicy` is sb3-contrib's masked actor-critic with that head.
 """
 
 from __future__ import annotations
@@ -11,7 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from greed_env.train.featurize import (
@@ -22,7 +30,7 @@ from greed_env.train.featurize import (
     FeatureConfig,
 )
 
-__all__ = ["GreedFeatures"]
+__all__ = ["GreedActorCriticPolicy", "GreedFeatures", "StructuredActionHead"]
 
 
 class GreedFeatures(BaseFeaturesExtractor):
@@ -58,3 +66,57 @@ class GreedFeatures(BaseFeaturesExtractor):
             [x, showing.float(), in_hand.float(), total / 1000.0, total_lv.float(), score_lv.float()],
             dim=1,
         )
+
+
+class StructuredActionHead(torch.nn.Module):
+    """Logits ``free(latent) + shared(latent) @ phi.T`` for fixed action descriptions ``phi``."""
+
+    def __init__(self, latent_dim: int, phi: np.ndarray) -> None:
+        super().__init__()
+        n, k = phi.shape
+        self.free = torch.nn.Linear(latent_dim, n)
+        self.shared = torch.nn.Linear(latent_dim, k)
+        self.register_buffer("phi", torch.as_tensor(np.asarray(phi, dtype=np.float32)))
+        for layer in (self.free, self.shared):
+            torch.nn.init.orthogonal_(layer.weight, gain=0.01)
+            torch.nn.init.zeros_(layer.bias)
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        return self.free(latent) + self.shared(latent) @ self.phi.T
+
+    def effective(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(weight, bias)`` of the equivalent ``Linear(latent_dim, n_actions)``."""
+        weight = self.free.weight + self.phi @ self.shared.weight
+        bias = self.free.bias + self.phi @ self.shared.bias
+        return weight, bias
+
+
+class GreedActorCriticPolicy(MaskableActorCriticPolicy):
+    """sb3-contrib's ``MaskableActorCriticPolicy`` with a :class:`StructuredActionHead`.
+
+    Args:
+        action_features: the ``(n_actions, k)`` matrix of
+            :func:`~greed_env.train.featurize.action_features` (as nested lists, so the model
+            zip stores it as data); None keeps the plain linear head.
+    """
+
+    def __init__(self, *args: Any, action_features: list[list[float]] | None = None, **kwargs: Any) -> None:
+        self.action_features = action_features
+        super().__init__(*args, **kwargs)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        if self.action_features is None:
+            return
+        phi = np.asarray(self.action_features, dtype=np.float32)
+        self.action_net = StructuredActionHead(self.mlp_extractor.latent_dim_pi, phi)
+        self.optimizer = self.optimizer_class(
+            self.parameters(),
+            lr=lr_schedule(1),
+            **self.optimizer_kwargs,
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data["action_features"] = self.action_features
+        return data

@@ -30,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_INDEX
-from greed_env.rules import Rules
+from greed_env.rules import IllegalKeep, Rules, read_keep
 
-__all__ = ["FEATURES_VERSION", "FeatureConfig", "featurize"]
+__all__ = ["FEATURES_VERSION", "FeatureConfig", "action_features", "featurize"]
 
 FEATURES_VERSION = 1
 
@@ -101,3 +102,44 @@ def featurize(obs: np.ndarray, cfg: FeatureConfig) -> np.ndarray:
     score_lv = (scores[:, :, None] >= cfg.score_levels()[None, None, :]).reshape(len(x), -1)
     parts = [x, showing, in_hand, total / np.float32(1000.0), total_lv, score_lv]
     return np.concatenate([p.astype(np.float32) for p in parts], axis=1)
+
+
+def action_features(rules: Rules) -> np.ndarray:
+    """A fixed description of every action id, shape ``(n_actions, 2 + 2 * num_dice)``.
+
+    Row of a keep: ``[1, points / 1000, one-hot of the dice kept, points / 1000 at that
+    one-hot]``, where the points are the keep's own reading (order-free rules score a multiset
+    of faces the same in every position). Non-keep moves, and every action under tap-order
+    rules (where a keep's points depend on what is working), get a zero row. The structured
+    policy head scores actions partly through these rows, so a rarely seen keep inherits what
+    was learnt about keeps of the same size and points.
+
+    >>> from greed_env.rules import preset
+    >>> phi = action_features(preset("ten_thousand"))
+    >>> cat = ActionCatalog("ten_thousand")
+    >>> phi[cat.labels.index("keep 1,1,1,1,1")][:3].tolist()
+    [1.0, 4.0, 0.0]
+    """
+    catalog = ActionCatalog(rules)
+    nd = rules.num_dice
+    out = np.zeros((catalog.n, 2 + 2 * nd), dtype=np.float32)
+    if rules.carry_over:
+        return out
+    for entry in catalog.entries:
+        if entry.kind != "keep":
+            continue
+        score = None
+        for fresh in (False, True):
+            try:
+                score = read_keep(rules, entry.dice, fresh=fresh).score
+                break
+            except IllegalKeep:
+                continue
+        if score is None:
+            continue
+        k = len(entry.dice)
+        out[entry.index, 0] = 1.0
+        out[entry.index, 1] = score / 1000.0
+        out[entry.index, 1 + k] = 1.0
+        out[entry.index, 1 + nd + k] = score / 1000.0
+    return out

@@ -142,7 +142,7 @@ class NumpyPolicy:
         import torch
         from stable_baselines3.common.torch_layers import FlattenExtractor
 
-        from greed_env.train.features import GreedFeatures
+        from greed_env.train.features import GreedFeatures, StructuredActionHead
 
         policy = model.policy
         extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
@@ -170,9 +170,16 @@ class NumpyPolicy:
         if len(act_names) > 1:
             raise ModelFileError(f"mixed activations {sorted(act_names)} are not supported")
         head = policy.action_net
+        if isinstance(head, StructuredActionHead):
+            with torch.no_grad():
+                weight, bias = head.effective()
+        elif isinstance(head, torch.nn.Linear):
+            weight, bias = head.weight, head.bias
+        else:
+            raise ModelFileError(f"unsupported action head {type(head).__name__}")
         return cls(
             layers,
-            (head.weight.detach().cpu().numpy(), head.bias.detach().cpu().numpy()),
+            (weight.detach().cpu().numpy(), bias.detach().cpu().numpy()),
             act_names.pop() if act_names else "tanh",
             meta,
             features,

@@ -1,0 +1,158 @@
+"""The pieces of the training scripts: argument parsing, imports, features, policies, self-play."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from greed_env.envs.observation import OBS_DIM
+from greed_env.rules import RulesError, preset
+from greed_env.train import duel, selfplay, solo
+from greed_env.train.args import build_parser, field_docs, parse_args, rules_from_args
+from greed_env.train.featurize import FeatureConfig, featurize
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_every_argument_has_a_docstring_and_parses() -> None:
+    for module in (solo, duel, selfplay):
+        docs = field_docs(module.Args)
+        names = {f for f in module.Args.__dataclass_fields__}
+        assert names <= set(docs), names - set(docs)
+        assert all(docs[n] for n in names)
+    args = parse_args(solo.Args, ["--objective", "race", "--no-anneal-lr", "--target-kl", "none", "--seed", "7"])
+    assert (args.objective, args.anneal_lr, args.target_kl, args.seed) == ("race", False, None, 7)
+    text = build_parser(duel.Args).format_help()
+    assert "--opponent" in text and "opponent bot" in text
+    with pytest.raises(SystemExit):
+        parse_args(solo.Args, ["--vector", "warp"])
+
+
+def test_rules_overrides() -> None:
+    assert rules_from_args("farkle", "entry_threshold=500").entry_threshold == 500
+    with pytest.raises(RulesError):
+        rules_from_args("farkle", "no_such_field=1")
+    with pytest.raises(RulesError, match="FIELD=VALUE"):
+        rules_from_args("farkle", "target")
+
+
+def test_cli_and_scripts_do_not_import_torch() -> None:
+    code = (
+        "import sys, greed_env.cli, greed_env.evaluation, greed_env.train.solo, greed_env.train.duel, "
+        "greed_env.train.selfplay, greed_env.train.selfplay_env, greed_env.train.policy; "
+        "greed_env.cli.build_parser(); print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    helped = subprocess.run(
+        [sys.executable, str(REPO / "training" / "solo.py"), "--help"], capture_output=True, text=True, check=True
+    )
+    assert "--objective {turn,race}" in helped.stdout and "--resume" in helped.stdout
+
+
+def test_greed_train_help_lists_the_scripts() -> None:
+    from greed_env.cli import build_parser as cli_parser
+
+    parser = cli_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["train", "selfplay", "--help"])
+    ns = parser.parse_args(["train", "solo", "--objective", "race", "--total-timesteps", "64"])
+    assert ns.objective == "race" and ns.total_timesteps == 64 and ns.script == "solo"
+
+
+def test_feature_readings_are_exact() -> None:
+    from greed_env.envs.solitaire import SolitaireEnv
+
+    rules = preset("ten_thousand")
+    cfg = FeatureConfig.for_rules(rules)
+    env = SolitaireEnv(rules)
+    obs, info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        s = env.state
+        f = featurize(obs[None], cfg)[0]
+        assert f.shape == (cfg.out_dim(OBS_DIM),)
+        base = OBS_DIM
+        for face in range(1, 7):
+            count = s.roll.count(face)
+            row = f[base + 6 * (face - 1) : base + 6 * face]
+            assert row.tolist() == [1.0] * count + [0.0] * (6 - count)
+        hand = f[base + 36 : base + 42]
+        assert int(hand.sum()) == (len(s.roll) if s.roll else s.dice)
+        assert f[base + 42] == pytest.approx(s.turn_total / 1000)
+        assert int(f[base + 43 : base + 43 + 60].sum()) == min(s.turn_total // 50, 60)
+        action = rng.choice(np.flatnonzero(info["action_mask"]))
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            obs, info = env.reset()
+
+
+def test_numpy_policy_matches_maskable_ppo_predict() -> None:
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from greed_env.train.features import GreedActorCriticPolicy, GreedFeatures, StructuredActionHead
+    from greed_env.train.featurize import action_features
+    from greed_env.train.policy import NumpyPolicy
+
+    rules = preset("ten_thousand")
+    env = gym.make("greed_env/Solitaire-v0", rules="ten_thousand")
+    kwargs = {
+        "features_extractor_class": GreedFeatures,
+        "features_extractor_kwargs": {"config": FeatureConfig.for_rules(rules).to_dict()},
+        "net_arch": {"pi": [32, 32], "vf": [32]},
+        "activation_fn": torch.nn.ReLU,
+        "action_features": action_features(rules).tolist(),
+    }
+    model = MaskablePPO(GreedActorCriticPolicy, env, policy_kwargs=kwargs, device="cpu", seed=0)
+    assert isinstance(model.policy.action_net, StructuredActionHead)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.add_(torch.randn_like(p) * 0.5)
+    pol = NumpyPolicy.from_sb3(model)
+    assert pol.activation == "relu" and pol.features == FeatureConfig.for_rules(rules)
+    obs, info = env.reset(seed=1)
+    for _ in range(300):
+        feats = model.policy.features_extractor(torch.as_tensor(obs[None])).numpy()
+        assert np.allclose(feats, featurize(obs[None], pol.features))
+        mine = int(pol.act(obs[None], info["action_mask"][None])[0])
+        theirs, _ = model.predict(obs, action_masks=info["action_mask"], deterministic=True)
+        assert mine == int(theirs)
+        obs, _, terminated, truncated, info = env.step(mine)
+        if terminated or truncated:
+            obs, info = env.reset()
+
+
+def test_selfplay_env_passes_the_gymnasium_checker_and_uses_the_pool(tmp_path: Path) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from greed_env.envs.catalog import ActionCatalog
+    from greed_env.train.policy import NumpyPolicy
+    from greed_env.train.selfplay_env import SelfPlayEnv, snapshot_name
+
+    env = SelfPlayEnv("ten_thousand", num_players=2, pool_dir=tmp_path)
+    check_env(env, skip_render_check=True)
+    n = ActionCatalog("ten_thousand").n
+    layers = [(np.zeros((4, OBS_DIM), np.float32), np.zeros(4, np.float32))]
+    NumpyPolicy(layers, (np.zeros((n, 4), np.float32), np.zeros(n, np.float32)), "tanh").save(
+        tmp_path / snapshot_name(64)
+    )
+    (tmp_path / "snap_partial.npz.tmp").write_bytes(b"half")
+    env.reset(seed=5)
+    assert len(env.pool.policies) == 1
+    assert all(p is env.pool.policies[0] for p in env.opponents.values())
+    seats, rng = set(), np.random.default_rng(0)
+    for episode in range(6):
+        _, info = env.reset(seed=episode)
+        seats.add(info["seat"])
+        done = False
+        while not done:
+            _, reward, done, _, info = env.step(rng.choice(np.flatnonzero(env.action_masks())))
+        assert reward in (-1.0, 0.0, 1.0)
+    assert seats == {0, 1}
