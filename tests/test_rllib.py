@@ -21,6 +21,7 @@ pytest.importorskip("torch")
 pytest.importorskip("onnxruntime")
 
 from greed_env.bots.policy_bots import OnnxBot  # noqa: E402
+from greed_env.bots.registry import load as load_bot  # noqa: E402
 from greed_env.rules import apply_roll, legal_moves, new_game, preset  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,7 @@ def local_ray() -> object:
 
 
 def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
-    tmp_path: Path, local_ray: object
+    tmp_path: Path, local_ray: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script = _script()
     args = script.Args(  # type: ignore[attr-defined]
@@ -69,7 +70,10 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
     card = json.loads(card_path.read_text())
     assert card["id"] == "ten_thousand/rllib-selfplay"
     assert card["export"]["equivalence_check"]["mismatches"] == 0
+    assert card_path.parent == run_dir / "bots" / "ten_thousand"
     bot = OnnxBot.from_card(card_path, rules=preset("ten_thousand"))
+    monkeypatch.setenv("GREED_BOTS_PATH", str(run_dir / "bots"))
+    assert isinstance(load_bot("ten_thousand/rllib-selfplay"), OnnxBot)
     rules = bot.rules
     state = apply_roll(rules, new_game(rules, 2, first_player=0), (1, 1, 2, 3, 5, 6))
     assert bot.act(rules, state, np.random.default_rng(0)) in legal_moves(rules, state)

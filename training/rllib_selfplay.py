@@ -3,8 +3,9 @@
 Every seat of the PettingZoo game is played by the same policy (``greed_env.rllib``); each
 iteration samples ``--train-batch-size`` agent steps and runs PPO on them. Checkpoints go to
 ``RUN/checkpoints/iter_N`` (RLlib's own format), and at the end the shared policy is exported
-to a greed_env bot (``RUN/bot/NAME.onnx`` + ``NAME.json``, loadable with
-``greed_env.bots.registry``), optionally evaluated against the built-in bots.
+to a greed_env bot, ``RUN/bots/<rules>/NAME.onnx`` + ``NAME.json`` (with
+``GREED_BOTS_PATH=RUN/bots`` the registry loads it as ``<rules>/NAME``), optionally evaluated
+against the built-in bots.
 
 One machine, everything in this process (the defaults)::
 
@@ -168,7 +169,7 @@ def main(args: Args) -> Path:
     if args.export_name and checkpoint is not None:
         exported = export_checkpoint(
             checkpoint,
-            run_dir / "bot",
+            run_dir / "bots" / rules.name,
             rules,
             name=args.export_name,
             check_positions=args.export_check_positions,
