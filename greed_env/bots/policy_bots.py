@@ -277,7 +277,6 @@ class OnnxBot:
         self.catalog = ActionCatalog(self.rules)
         self._session, self._input, self._output = _session(model, threads, where)
         self._check_graph(where)
-        self._checked: set[str] = {self.rules.fingerprint}
 
     @classmethod
     def from_card(
@@ -330,7 +329,7 @@ class OnnxBot:
 
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`RulesMismatchError` unless ``rules`` are the bot's rules."""
-        if rules.fingerprint not in self._checked:
+        if rules.fingerprint != self.rules.fingerprint:
             raise RulesMismatchError(rules_mismatch_message(f"bot {self.name}", self.rules, rules))
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
