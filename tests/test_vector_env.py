@@ -21,6 +21,7 @@ from greed_env.envs.duel import DuelEnv
 from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.rules import Move, Rules, State, legal_moves
 from greed_env.vector import DuelVectorEnv, SolitaireVectorEnv
+from greed_env.vector import kernels as K
 from greed_env.vector.engine import EpisodeBatch
 from greed_env.vector.tables import VectorUnsupportedError
 
@@ -259,3 +260,38 @@ def test_raise_mode_refuses_masked_actions() -> None:
     bad = np.array([int(np.flatnonzero(m == 0)[0]) for m in vec.action_masks()])
     with pytest.raises(IllegalMove):
         vec.step(bad)
+
+
+def test_reset_mask_restarts_only_the_flagged_rows() -> None:
+    vec = DuelVectorEnv(8, rules="farkle", opponent="threshold")
+    vec.reset(seed=2)
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        vec.step(vec.sample_legal_actions(rng))
+    before = [vec.batch.fields(i) for i in range(8)]
+    flagged = np.zeros(8, dtype=bool)
+    flagged[[1, 6]] = True
+    _, infos = vec.reset(options={"reset_mask": flagged})
+    for i in range(8):
+        fields = vec.batch.fields(i)
+        if flagged[i]:
+            assert vec.batch.E[i, K.E_STEPS] == 0 and fields["rounds"] <= 2
+        else:
+            assert fields == before[i]
+    assert np.all(infos["action_mask"].sum(axis=1) > 0)
+
+
+def test_thread_pool_gives_the_same_episodes_as_one_thread() -> None:
+    runs = []
+    for parallel in (False, True):
+        vec = DuelVectorEnv(1024, rules="ten_thousand", opponent="random", parallel=parallel)
+        assert vec.batch.parallel is parallel
+        obs, _ = vec.reset(seed=4)
+        rng = np.random.default_rng(4)
+        trace = [obs]
+        for _ in range(15):
+            obs, rewards, terminated, *_ = vec.step(vec.sample_legal_actions(rng))
+            trace += [obs, rewards, terminated]
+        runs.append(trace)
+    for a, b in zip(*runs, strict=True):
+        np.testing.assert_array_equal(a, b)
