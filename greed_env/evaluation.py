@@ -67,6 +67,7 @@ __all__ = [
     "learning_curve",
     "mean_ci",
     "optimal_value",
+    "plot_learning_curves",
     "resolve_bot",
     "write_report",
 ]
@@ -671,31 +672,55 @@ def _plot_regret(result: EvalResult, path: Path) -> bool:
     return True
 
 
-def _plot_curve(rows: list[dict[str, float]], result: EvalResult | None, path: Path, title: str) -> bool:
-    if not rows:
+def plot_learning_curves(
+    runs: dict[str, list[dict[str, float]]],
+    path: str | Path,
+    optimal: float | None,
+    units: str,
+    minimize: bool = False,
+) -> bool:
+    """Plot evaluation rows of one or more runs against steps and against CPU minutes.
+
+    Each run is drawn with the regret-based estimate where it was logged (else the measured
+    mean with its 95% band); ``optimal`` is the dashed line. Returns False when no run has rows.
+    """
+    runs = {name: rows for name, rows in runs.items() if rows}
+    if not runs:
         return False
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    steps = np.array([r["step"] for r in rows])
-    vals = np.array([r["value"] for r in rows])
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(steps, vals, marker="o", ms=3, label="policy (deterministic, masked)")
-    if all("ci95" in r for r in rows):
-        ci = np.array([r["ci95"] for r in rows])
-        ax.fill_between(steps, vals - ci, vals + ci, alpha=0.2)
-    if any("regret_estimate" in r for r in rows):
-        pts = [(r["step"], r["regret_estimate"]) for r in rows if "regret_estimate" in r]
-        ax.plot(*zip(*pts, strict=True), ls="--", label="optimal - regret (low variance)")
-    optimal = next((r["optimal"] for r in rows if "optimal" in r), result.optimal if result else None)
-    if optimal is not None:
-        ax.axhline(optimal, color="k", ls=":", label=f"optimal {optimal:.4g}")
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel(_UNITS[result.objective] if result else "evaluation value")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
+    with_cpu = all(all("cpu_s" in r for r in rows) for rows in runs.values())
+    n_rows = 2 if optimal else 1
+    fig, axes = plt.subplots(
+        n_rows, 2 if with_cpu else 1, figsize=(12 if with_cpu else 7, 3.6 * n_rows), squeeze=False
+    )
+    for name, rows in runs.items():
+        use_regret = all("regret_estimate" in r for r in rows)
+        key, ci_key = ("regret_estimate", "regret_estimate_ci95") if use_regret else ("value", "ci95")
+        vals = np.array([r[key] for r in rows])
+        ci = np.array([r.get(ci_key, 0.0) for r in rows])
+        label = name + (" (optimal - regret)" if use_regret else "")
+        xs = [("environment steps", np.array([r["step"] for r in rows]))]
+        if with_cpu:
+            xs.append(("CPU minutes (training and evaluations)", np.array([r["cpu_s"] for r in rows]) / 60))
+        for col, (xlabel, x) in enumerate(xs):
+            for row in range(n_rows):
+                ax = axes[row][col]
+                ax.plot(x, vals, marker="o", ms=3, label=label)
+                ax.fill_between(x, vals - ci, vals + ci, alpha=0.2)
+                ax.set_xlabel(xlabel)
+    for row in range(n_rows):
+        for ax in axes[row]:
+            if optimal:
+                ax.axhline(optimal, color="k", ls=":", label=f"optimal {optimal:.4g}")
+            ax.set_ylabel(units if row == 0 else f"{units} (zoom: within 2% of optimal)")
+            if row == 1 and optimal:
+                worse, better = 0.02 * abs(optimal), 0.005 * abs(optimal)
+                ax.set_ylim(*((optimal - better, optimal + worse) if minimize else (optimal - worse, optimal + better)))
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -709,10 +734,10 @@ def _regret_unit(objective: str) -> str:
 def write_report(
     result: EvalResult,
     out_dir: str | Path,
-    run_dir: str | Path | None = None,
+    run_dir: str | Path | Sequence[str | Path] | None = None,
     command: str | None = None,
 ) -> Path:
-    """Write ``report.md`` with ``regret.png`` (and ``learning_curve.png`` for a run dir).
+    """Write ``report.md`` with ``regret.png`` (and ``learning_curve.png`` for run dirs).
 
     Returns the path of the Markdown report.
     """
@@ -757,9 +782,17 @@ def write_report(
     if _plot_regret(r, out / "regret.png"):
         lines += ["", "![regret by situation](regret.png)"]
     if run_dir is not None:
-        rows = learning_curve(run_dir)
-        if _plot_curve(rows, r, out / "learning_curve.png", f"{Path(run_dir).name}"):
-            lines += ["", "## Learning curve", "", "![learning curve](learning_curve.png)"]
+        dirs = [run_dir] if isinstance(run_dir, str | os.PathLike) else list(run_dir)
+        curves = {Path(d).name: learning_curve(d) for d in dirs}
+        if plot_learning_curves(curves, out / "learning_curve.png", r.optimal, r.units, r.objective == "race"):
+            lines += ["", "## Learning curve", "", "![learning curve](learning_curve.png)", ""]
+            lines += ["| run | evaluations | last step | last value | CPU minutes |", "|---|---|---|---|---|"]
+            for name, rows in curves.items():
+                if rows:
+                    last = rows[-1]
+                    shown = last.get("regret_estimate", last["value"])
+                    cpu = f"{last['cpu_s'] / 60:.1f}" if "cpu_s" in last else "-"
+                    lines.append(f"| {name} | {len(rows)} | {int(last['step']):,} | {shown:.4f} | {cpu} |")
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path

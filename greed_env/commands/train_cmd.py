@@ -82,9 +82,9 @@ def _run_eval(ns: argparse.Namespace) -> int:
         rules_name = ns.rules or (card or {}).get("rules", {}).get("name") or "ten_thousand"
         rules = preset(rules_name)
         objective = ns.objective or _objective_from_card(card) or "turn"
-        run_dir = Path(ns.run_dir) if ns.run_dir else None
-        if run_dir is None and card is not None and (bot_path.parent / "eval.csv").is_file():
-            run_dir = bot_path.parent
+        run_dirs = [Path(d) for d in ns.run_dir or []]
+        if not run_dirs and card is not None and (bot_path.parent / "eval.csv").is_file():
+            run_dirs = [bot_path.parent]
         bar = _progress_bar(ns, objective)
         result = evaluate(
             ns.bot,
@@ -105,7 +105,7 @@ def _run_eval(ns: argparse.Namespace) -> int:
     summary = result.summary()
     if ns.out:
         command = "greed eval " + " ".join(shlex.quote(a) for a in ns.argv)
-        path = write_report(result, ns.out, run_dir=run_dir, command=command)
+        path = write_report(result, ns.out, run_dir=run_dirs or None, command=command)
         summary["report"] = str(path)
     if ns.json:
         print(json.dumps(summary, indent=1))
@@ -208,7 +208,12 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--opponent", default="optimal", help="duel opponent bot spec")
     ev.add_argument("--num-players", type=int, default=2, help="duel seats")
     ev.add_argument("--out", default=None, help="directory for report.md and the PNG plots")
-    ev.add_argument("--run-dir", default=None, help="training run directory whose learning curve to plot")
+    ev.add_argument(
+        "--run-dir",
+        action="append",
+        default=None,
+        help="training run directory whose learning curve to plot (repeat for several seeds)",
+    )
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
     ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
     ev.set_defaults(func=_with_argv(_run_eval))
