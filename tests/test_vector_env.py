@@ -295,3 +295,16 @@ def test_thread_pool_gives_the_same_episodes_as_one_thread() -> None:
         runs.append(trace)
     for a, b in zip(*runs, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_make_vec_uses_the_native_vector_entry_point() -> None:
+    import gymnasium as gym
+
+    import greed_env  # noqa: F401
+
+    venv = gym.make_vec(
+        "greed_env/Duel-v0", 3, vectorization_mode="vector_entry_point", rules="farkle", opponent="random"
+    )
+    obs, _ = venv.reset(seed=1)
+    assert type(venv).__name__ == "DuelVectorEnv"
+    assert obs.shape == (3, 106) and venv.action_masks().shape[0] == 3

@@ -36,6 +36,12 @@ ENV_IDS: dict[str, str] = {
     "greed_env/Duel-v0": "greed_env.envs.duel:DuelEnv",
 }
 
+VECTOR_ENTRY_POINTS: dict[str, str] = {
+    "greed_env/Solitaire-v0": "greed_env.vector.gym_env:SolitaireVectorEnv",
+    "greed_env/Duel-v0": "greed_env.vector.gym_env:DuelVectorEnv",
+}
+"""Native batched versions, for ``gymnasium.make_vec(id, n, vectorization_mode="vector_entry_point")``."""
+
 _LAZY = {
     "ACTION_CATALOG_VERSION": "greed_env.envs.catalog",
     "ActionCatalog": "greed_env.envs.catalog",
@@ -54,7 +60,11 @@ def register_envs() -> None:
 
     for env_id, entry_point in ENV_IDS.items():
         if env_id not in registry:
-            register(id=env_id, entry_point=entry_point)
+            register(
+                id=env_id,
+                entry_point=entry_point,
+                vector_entry_point=VECTOR_ENTRY_POINTS[env_id],
+            )
 
 
 def __getattr__(name: str) -> Any:
