@@ -46,7 +46,7 @@ from greed_env.rules.game import (
 )
 from greed_env.rules.scoring import best_keep_score
 from greed_env.solver import kernels
-from greed_env.solver.model import RollTables, SolverError, roll_tables
+from greed_env.solver.model import RollTables, SolverError, needs_full_tables, roll_tables
 from greed_env.solver.objectives import tail_gain, turn_arrays
 from greed_env.solver.table import SolverTable
 
@@ -84,7 +84,7 @@ def turn_context(table: SolverTable, rules: Rules, state: State, at_least: int =
 
     ``at_least``: the cap is raised so that turn totals up to this (units) are covered.
     """
-    tb = roll_tables(rules)
+    tb = roll_tables(rules, needs_full_tables(rules, table.objective))
     unit = tb.unit
     p = state.player
     zeros = np.zeros(tb.num_dice + 1)
@@ -246,7 +246,7 @@ class OptimalBot:
             self._cache.move_to_end(key)
             return hit
         ctx = turn_context(self.table, rules, state, at_least=t_units)
-        tb = roll_tables(rules)
+        tb = roll_tables(rules, needs_full_tables(rules, self.objective))
         arr = turn_arrays(rules, tb, ctx.t_cap, ctx.bank_val, ctx.bank_ok, ctx.x, ctx.tail)
         self._cache[key] = (ctx, arr)
         if len(self._cache) > _CACHE_SIZE:
@@ -262,7 +262,7 @@ class OptimalBot:
             return self._carry.move_values(state, moves)
         if state.phase in (Phase.SPLIT, Phase.ORDER_CHOICE, Phase.START):
             return [(m, 0.0) for m in moves]
-        tb = roll_tables(rules)
+        tb = roll_tables(rules, needs_full_tables(rules, self.objective))
         unit = tb.unit
         t_now = _units(state.turn_total, unit)
         ctx, arr = self._arrays(rules, state, t_now)

@@ -250,7 +250,7 @@ def _turn_phi(rules: Rules, ct: CarryTables, t_cap: int, tail: np.ndarray) -> tu
 def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | None = None,
           max_states: int = DEFAULT_MAX_STATES) -> SolverTable:
     """Solve ``objective`` under carry-over rules (see the module docstring)."""
-    check_supported(rules)
+    check_supported(rules, objective)
     t0 = time.perf_counter()
     if objective == "entry":
         return _solve_entry(rules, tol, t0)

@@ -3,11 +3,17 @@
 Everything the kernels know about dice comes from :func:`greed_env.rules.scoring.keep_options`
 called on every distinct roll; nothing here scores dice by itself.
 
-For rules without carry-over, the state inside a turn is (turn total, dice to roll) and, as the
+For rules without carry-over, the state inside a turn is (turn total, dice to roll). Where the
 value after a keep never decreases in points (checked on solved tables by the tests), only the
-best-scoring keep of each size matters. A roll of ``n`` dice is therefore summarised by the
-vector ``best[k]`` = most points any keep of ``k`` dice scores (``-1``: no such keep), and rolls
-with equal vectors are merged into one *group* whose probability is their sum.
+best-scoring keep of each size matters: a roll of ``n`` dice is summarised by the vector
+``best[k]`` = most points any keep of ``k`` dice scores (``-1``: no such keep), and rolls with
+equal vectors are merged into one *group* whose probability is their sum. Two rule features
+break the monotonicity, and then the *full* tables keep every distinct (size, points) keep:
+
+* a final round, in the duel: just below the target the opponent must still reach it and the
+  mover gets a last turn, on it the opponent only has to beat the score;
+* a reroll-all with a must-beat bar (Greed): more points kept now raise the bar of a later
+  reroll.
 
 >>> from greed_env.rules import preset
 >>> t = roll_tables(preset("ten_thousand"))
@@ -29,7 +35,14 @@ import numpy as np
 from greed_env.rules.config import Rules
 from greed_env.rules.scoring import EMPTY_CARRY, keep_options
 
-__all__ = ["RollTables", "SolverError", "check_supported", "roll_distribution", "roll_tables"]
+__all__ = [
+    "RollTables",
+    "SolverError",
+    "check_supported",
+    "needs_full_tables",
+    "roll_distribution",
+    "roll_tables",
+]
 
 
 class SolverError(ValueError):
@@ -47,14 +60,20 @@ def roll_distribution(n: int) -> list[tuple[tuple[int, ...], float]]:
     return out
 
 
-def check_supported(rules: Rules) -> None:
+def check_supported(rules: Rules, objective: str | None = None) -> None:
     """Raise :class:`SolverError` naming the field if the solver does not model it.
 
     Unsupported: ``piggyback`` (the previous player's turn would enter every position),
     ``entry_scope='roll'``, ``entry_until_made=False`` with an entry threshold,
-    ``six_kind_wins``, a bust penalty combined with an entry threshold or without hot dice.
+    ``six_kind_wins``, a bust penalty combined with an entry threshold or without hot dice,
+    and Trippn (``trippn=True``) for every objective but ``entry``: its carry-over survives an
+    and-roll and set counts grow without bound, so the in-turn positions never close (a
+    breadth-first search from a fresh roll passed 187,000 (dice, carry-over) states in 15
+    minutes of the reference scoring without ending).
     """
     bad = []
+    if rules.trippn and objective != "entry":
+        bad.append("Trippn mode (carry-over through and-rolls: unbounded in-turn state space)")
     if rules.piggyback:
         bad.append("piggyback=True")
     if rules.entry_threshold and rules.entry_scope != "turn":
@@ -80,6 +99,7 @@ class RollTables:
         grp_start: groups of ``n`` dice are ``grp_start[n] .. grp_start[n + 1] - 1``.
         grp_prob: probability of each group.
         grp_best: ``grp_best[g, k]``: best keep of ``k`` dice in units, -1 if none.
+        full: whether the options are every distinct keep (else the best per size).
         grp_any: best keep of any size (the points given up by a reroll-all).
         p_bust: probability that a roll of ``n`` dice has no keep.
         max_keep: largest keep score in units.
@@ -94,6 +114,7 @@ class RollTables:
     unit: int
     num_dice: int
     hot_dice: bool
+    full: bool
     grp_start: np.ndarray
     grp_prob: np.ndarray
     grp_best: np.ndarray
@@ -130,55 +151,71 @@ def rules_unit(rules: Rules, scores: list[int]) -> int:
     return g or 50
 
 
+def needs_full_tables(rules: Rules, objective: str) -> bool:
+    """Whether ``objective`` needs every keep (values not monotone in points): a duel with a
+    final round, or a reroll-all with a must-beat bar."""
+    return (objective == "duel" and rules.final_round) or (
+        rules.reroll_all and rules.reroll_all_must_beat
+    )
+
+
 @lru_cache(maxsize=32)
-def roll_tables(rules: Rules) -> RollTables:
-    """Build the grouped tables of ``rules`` (carry-over rules are refused)."""
+def roll_tables(rules: Rules, full: bool = False) -> RollTables:
+    """Build the grouped tables of ``rules`` (carry-over rules are refused).
+
+    ``full``: keep every distinct (size, points) keep of a roll, not only the best per size.
+    """
     if rules.carry_over:
         raise SolverError("carry-over rules use greed_env.solver.carry, not roll tables")
     n_dice = rules.num_dice
-    raw: list[tuple[int, float, list[int]]] = []
+    raw: list[tuple[int, float, list[tuple[int, int]]]] = []
     scores: list[int] = []
     for n in range(1, n_dice + 1):
         for roll, p in roll_distribution(n):
-            best = [-1] * (n_dice + 1)
-            for opt in keep_options(rules, roll, EMPTY_CARRY, n == n_dice):
-                k = len(opt.dice)
-                best[k] = max(best[k], opt.score)
-                scores.append(opt.score)
-            raw.append((n, p, best))
+            opts = {(len(o.dice), o.score) for o in keep_options(rules, roll, EMPTY_CARRY, n == n_dice)}
+            scores.extend(sc for _, sc in opts)
+            raw.append((n, p, sorted(opts)))
     unit = rules_unit(rules, scores)
-    groups: dict[tuple[int, tuple[int, ...]], float] = {}
+    groups: dict[tuple[int, tuple[tuple[int, int], ...]], float] = {}
     p_bust = np.zeros(n_dice + 1)
-    for n, p, best in raw:
-        if max(best) < 0:
+    for n, p, opts in raw:
+        if not opts:
             p_bust[n] += p
             continue
-        key = (n, tuple(b // unit if b >= 0 else -1 for b in best))
+        if full:
+            kept = tuple((k, sc // unit) for k, sc in opts)
+        else:
+            best: dict[int, int] = {}
+            for k, sc in opts:
+                best[k] = max(best.get(k, -1), sc // unit)
+            kept = tuple(sorted(best.items()))
+        key = (n, kept)
         groups[key] = groups.get(key, 0.0) + p
-    keys = sorted(groups, key=lambda k: (k[0], k[1]))
+    keys = sorted(groups)
     grp_start = np.zeros(n_dice + 2, dtype=np.int64)
     for n, _ in keys:
         grp_start[n + 1] += 1
     grp_start = np.cumsum(grp_start)
     grp_prob = np.array([groups[k] for k in keys])
-    grp_best = np.array([k[1] for k in keys], dtype=np.int64).reshape(len(keys), n_dice + 1)
-    grp_any = grp_best.max(axis=1)
+    grp_best = np.full((len(keys), n_dice + 1), -1, dtype=np.int64)
     opt_start = [0]
     opt_s: list[int] = []
     opt_m: list[int] = []
-    for (n, best) in keys:
-        for k in range(1, n + 1):
-            if best[k] >= 0:
-                left = n - k
-                opt_s.append(best[k])
-                opt_m.append(n_dice if (left == 0 and rules.hot_dice) else left)
+    for g, (n, kept) in enumerate(keys):
+        for k, sc in kept:
+            grp_best[g, k] = max(grp_best[g, k], sc)
+            left = n - k
+            opt_s.append(sc)
+            opt_m.append(n_dice if (left == 0 and rules.hot_dice) else left)
         opt_start.append(len(opt_s))
+    grp_any = grp_best.max(axis=1)
     s_arr = np.array(opt_s, dtype=np.int64)
     m_arr = np.array(opt_m, dtype=np.int64)
     return RollTables(
         unit=unit,
         num_dice=n_dice,
         hot_dice=rules.hot_dice,
+        full=full,
         grp_start=grp_start,
         grp_prob=grp_prob,
         grp_best=grp_best,

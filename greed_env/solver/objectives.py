@@ -23,7 +23,13 @@ import numpy as np
 
 from greed_env.rules.config import Rules
 from greed_env.solver import kernels
-from greed_env.solver.model import RollTables, SolverError, check_supported, roll_tables
+from greed_env.solver.model import (
+    RollTables,
+    SolverError,
+    check_supported,
+    needs_full_tables,
+    roll_tables,
+)
 from greed_env.solver.table import SolverTable
 
 __all__ = [
@@ -146,7 +152,7 @@ def solve_turn(rules: Rules, tol: float = DEFAULT_TOL, cap: int | None = None) -
     """
     check_supported(rules)
     t0 = time.perf_counter()
-    tb = roll_tables(rules)
+    tb = roll_tables(rules, needs_full_tables(rules, "turn"))
     tail = tail_gain(tb)
     t_cap = (cap or 20_000) // tb.unit
     pen_after = rules.bust_penalty_after if rules.bust_penalty else 0
@@ -183,6 +189,7 @@ def solve_turn(rules: Rules, tol: float = DEFAULT_TOL, cap: int | None = None) -
         "cap_points": t_cap * tb.unit,
         "cap_change_when_doubled": cap_change,
         "tail_policy_below_cap": bool(policy_ok),
+        "full_tables": tb.full,
         "tolerance": tol,
         "iterations": iterations,
         "turn_value_ignoring_penalty": single,
@@ -225,7 +232,7 @@ def solve_entry(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
     """Probability of banking at least the come-in threshold (or the minimum bank) in one turn."""
     check_supported(rules)
     t0 = time.perf_counter()
-    tb = roll_tables(rules)
+    tb = roll_tables(rules, needs_full_tables(rules, "entry"))
     need = _need(rules, tb.unit, entered=False)
     size = need + tb.max_keep + 1
     t = np.arange(size)
@@ -253,7 +260,7 @@ def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
     """Least expected number of turns to bank the target from every banked score."""
     check_supported(rules)
     t0 = time.perf_counter()
-    tb = roll_tables(rules)
+    tb = roll_tables(rules, needs_full_tables(rules, "race"))
     unit = tb.unit
     target = -(-rules.target // unit)
     thr = -(-rules.entry_threshold // unit)
@@ -311,7 +318,7 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
     if rules.max_players < 2:
         raise SolverError(f"{rules.name} is not played by two players")
     t0 = time.perf_counter()
-    tb = roll_tables(rules)
+    tb = roll_tables(rules, needs_full_tables(rules, "duel"))
     unit = tb.unit
     target = -(-rules.target // unit)
     thr = -(-rules.entry_threshold // unit)
@@ -353,7 +360,8 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
                 max_margin_points=int(margins.max()) * unit,
                 cap_certified=bool(certified.all()),
             )
-        meta.update(max_iterations=int(iters.max()), mean_iterations=float(iters.mean()))
+        meta.update(max_iterations=int(iters.max()), mean_iterations=float(iters.mean()),
+                    full_tables=tb.full)
     meta.update(
         headline=head,
         headline_label="first player's win probability at the start",

@@ -1,0 +1,126 @@
+"""Invariants of the solver's tables and solutions.
+
+* the roll tables are exactly what the reference scoring says, roll by roll;
+* the value after a keep never decreases in points (the assumption behind keeping only the
+  best keep of each size), checked on solved in-turn tables;
+* caps do not bind; Newton iterations converge; values lie where they must;
+* the bot only plays legal moves and values every one of them.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations_with_replacement
+
+import numpy as np
+import pytest
+
+from greed_env.rules import (
+    Phase,
+    apply_roll,
+    keep_options,
+    legal_moves,
+    new_game,
+    preset,
+)
+from greed_env.rules.scoring import EMPTY_CARRY
+from greed_env.solver import OptimalBot, SolverError, solve
+from greed_env.solver.bot import turn_context
+from greed_env.solver.model import needs_full_tables, roll_tables
+from greed_env.solver.objectives import turn_arrays
+
+SIX = ["ten_thousand", "greed", "farkle", "farkle5", "zilch"]
+
+
+@pytest.mark.parametrize("name", SIX)
+def test_roll_tables_follow_the_reference_scoring(name: str) -> None:
+    rules = preset(name)
+    tb = roll_tables(rules)
+    for n in range(1, rules.num_dice + 1):
+        groups = range(tb.grp_start[n], tb.grp_start[n + 1])
+        assert abs(sum(tb.grp_prob[g] for g in groups) + tb.p_bust[n] - 1.0) < 1e-12
+        seen: dict[tuple[int, ...], float] = {}
+        for roll in combinations_with_replacement(range(1, 7), n):
+            best = [-1] * (rules.num_dice + 1)
+            for o in keep_options(rules, roll, EMPTY_CARRY, n == rules.num_dice):
+                best[len(o.dice)] = max(best[len(o.dice)], o.score // tb.unit)
+            seen[tuple(best)] = 1.0
+        table_vectors = {tuple(int(x) for x in tb.grp_best[g]) for g in groups}
+        assert table_vectors == {v for v in seen if max(v) >= 0}
+
+
+def test_unit_follows_the_point_values() -> None:
+    assert roll_tables(preset("ten_thousand")).unit == 50
+    assert roll_tables(preset("ten_thousand", single_values=(100, 0, 0, 0, 50, 60))).unit == 10
+
+
+def _states(rules, scores, entered):  # noqa: ANN001, ANN202
+    s = new_game(rules, 2, first_player=0)
+    return s._replace(scores=scores, entered=entered)
+
+
+@pytest.mark.parametrize("name", SIX)
+def test_value_after_a_keep_never_decreases_in_points(name: str) -> None:
+    rules = preset(name, target=1500)
+    tables = [solve(rules, "turn"), solve(rules, "race"), solve(rules, "entry")]
+    tables.append(solve(rules, "duel", floor=-150) if rules.bust_penalty else solve(rules, "duel"))
+    positions = [((0, 0), (rules.entry_threshold == 0,) * 2), ((700, 1000), (True, True)),
+                 ((1000, 1450), (True, True))]
+    worst = 0.0
+    for table in tables:
+        tb = roll_tables(rules, needs_full_tables(rules, table.objective))
+        for scores, entered in positions:
+            ctx = turn_context(table, rules, _states(rules, scores, entered))
+            c = turn_arrays(rules, tb, ctx.t_cap, ctx.bank_val, ctx.bank_ok, ctx.x, ctx.tail)["c"]
+            low = np.diff(c[:, 1:], axis=0).min()
+            if tb.full:
+                worst = min(worst, low)
+            else:
+                assert low >= -1e-12, (table.objective, scores, low)
+    if rules.final_round or rules.reroll_all:
+        assert worst < -1e-3, "final round / reroll-all make values non-monotone: full tables"
+
+
+def test_turn_cap_does_not_bind() -> None:
+    for name in SIX:
+        t = solve(preset(name), "turn")
+        assert t.meta["tail_policy_below_cap"] and t.meta["cap_change_when_doubled"] <= 1e-12
+    t = solve(preset("ten_thousand"), "turn", cap=20_000)
+    assert not t.meta["tail_policy_below_cap"], "20,000 is too low a cap for ten_thousand"
+
+
+def test_duel_final_round_cap_is_certified_and_values_are_probabilities() -> None:
+    t = solve(preset("ten_thousand", target=2000), "duel")
+    assert t.meta["cap_certified"]
+    v = t.arrays["win"]
+    assert v.min() >= 0.0 and v.max() <= 1.0
+    assert v[0, 0] > 0.5, "moving first is an advantage"
+    assert np.all(np.diff(v[1:, 1:], axis=1) <= 1e-12), "a richer opponent never helps"
+
+
+def test_published_reference_points() -> None:
+    assert abs(solve(preset("ten_thousand"), "entry").headline - 0.3273268968) < 1e-9
+    assert abs(roll_tables(preset("ten_thousand")).p_bust[6] - 5 / 216) < 1e-15
+
+
+def test_unsupported_variants_are_refused() -> None:
+    with pytest.raises(SolverError, match="piggyback"):
+        solve(preset("farkle", piggyback=True), "turn")
+    with pytest.raises(SolverError, match="Trippn"):
+        solve(preset("trippn"), "turn")
+    with pytest.raises(SolverError, match="objective"):
+        solve(preset("farkle"), "chess")
+
+
+@pytest.mark.parametrize("name", ["ten_thousand", "greed", "progressive"])
+def test_bot_values_every_legal_move_and_plays_one(name: str) -> None:
+    rules = preset(name, target=1000)
+    bot = OptimalBot(rules, "duel", solve(rules, "duel"))
+    rng = np.random.default_rng(0)
+    s = new_game(rules, 2, first_player=0)
+    for roll in [(1, 1, 1, 5, 2, 3, 4, 6)[: rules.num_dice], (2, 3, 4, 6, 6, 1, 5, 5)[: rules.num_dice]]:
+        st = apply_roll(rules, s, roll)
+        assert st.phase == Phase.KEEP
+        vals = bot.move_values(rules, st)
+        assert [m for m, _ in vals] == legal_moves(rules, st)
+        assert all(0.0 <= v <= 1.0 for _, v in vals)
+        assert bot.act(rules, st, rng) in legal_moves(rules, st)

@@ -1,0 +1,121 @@
+"""Solver tables on disk: round trip, refusal of corrupt or mismatched files, atomic writes."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import greed_env.solver as solver
+from greed_env.rules import preset
+from greed_env.solver import SolverTable, TableError, load_table, solve
+from greed_env.solver.table import arrays_checksum, package_table_dir
+
+
+@pytest.fixture
+def table() -> SolverTable:
+    return solve(preset("farkle5", target=500), "race")
+
+
+def test_round_trip(table: SolverTable, tmp_path: Path) -> None:
+    path = table.save(tmp_path)
+    assert path.name == table.filename()
+    back = SolverTable.load(path, table.rules, "race")
+    assert back.headline == table.headline
+    assert back.objective == "race"
+    assert set(back.arrays) == set(table.arrays)
+    for k, v in table.arrays.items():
+        np.testing.assert_array_equal(back.arrays[k], v)
+    with zipfile.ZipFile(path) as zf:
+        import json
+
+        meta = json.loads(zf.read("meta.json"))
+    assert meta["rules_fingerprint"] == table.rules.fingerprint
+    assert meta["sha256"] == arrays_checksum(table.arrays)
+    assert meta["objective"] == "race" and meta["format_version"] >= 1
+    assert np.load(path)["expected_turns"].shape == table.arrays["expected_turns"].shape
+
+
+def test_mismatched_rules_and_objective_are_refused(table: SolverTable, tmp_path: Path) -> None:
+    path = table.save(tmp_path)
+    with pytest.raises(TableError, match="fingerprint"):
+        SolverTable.load(path, preset("farkle5", target=550), "race")
+    with pytest.raises(TableError, match="objective"):
+        SolverTable.load(path, table.rules, "duel")
+
+
+def test_corrupt_and_truncated_files_are_refused(table: SolverTable, tmp_path: Path) -> None:
+    path = table.save(tmp_path / "t.npz")
+    data = path.read_bytes()
+    (tmp_path / "trunc.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(TableError, match="unreadable or truncated"):
+        SolverTable.load(tmp_path / "trunc.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a table")
+    with pytest.raises(TableError):
+        SolverTable.load(tmp_path / "junk.npz")
+    bad = dict(table.arrays)
+    bad["expected_turns"] = bad["expected_turns"] + 1e-9
+    forged = tmp_path / "forged.npz"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(forged, "w") as dst:
+        for name in src.namelist():
+            if name == "expected_turns.npy":
+                import io
+
+                buf = io.BytesIO()
+                np.lib.format.write_array(buf, bad["expected_turns"])
+                dst.writestr(name, buf.getvalue())
+            else:
+                dst.writestr(name, src.read(name))
+    with pytest.raises(TableError, match="checksum"):
+        SolverTable.load(forged)
+
+
+def test_interrupted_write_leaves_nothing(table: SolverTable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "t.npz"
+    table.save(target)
+    before = target.read_bytes()
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", boom)
+    with pytest.raises(KeyboardInterrupt):
+        table.save(target)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.npz"]
+
+
+def test_load_table_solves_once_then_reads_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GREED_ENV_CACHE", str(tmp_path))
+    rules = preset("farkle5", target=450)
+    first = load_table(rules, "race")
+    assert (tmp_path / first.filename()).exists()
+
+    def no_solve(*args: object, **kwargs: object) -> None:
+        raise AssertionError("should have read the cache")
+
+    monkeypatch.setattr(solver, "solve", no_solve)
+    again = load_table(rules, "race")
+    assert again.headline == first.headline
+    with pytest.raises(TableError, match="greed solve"):
+        load_table(preset("farkle5", target=400), "race", solve_if_missing=False)
+
+
+def test_corrupt_cache_file_is_not_silently_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GREED_ENV_CACHE", str(tmp_path))
+    rules = preset("farkle5", target=400)
+    path = tmp_path / SolverTable(rules, "race", {}).filename()
+    path.write_bytes(b"garbage")
+    with pytest.raises(TableError):
+        load_table(rules, "race")
+
+
+@pytest.mark.parametrize("path", sorted(package_table_dir().glob("*.npz")), ids=lambda p: p.name)
+def test_shipped_tables_load_and_match_their_rules(path: Path) -> None:
+    t = SolverTable.load(path)
+    assert path.name == t.filename()
+    assert t.rules == preset(t.rules.name)
+    if t.objective in ("turn", "entry"):
+        assert abs(solve(t.rules, t.objective).headline - t.headline) < 1e-9
