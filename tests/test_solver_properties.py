@@ -16,6 +16,8 @@ import pytest
 
 from greed_env.rules import (
     Phase,
+    Rules,
+    State,
     apply_roll,
     keep_options,
     legal_moves,
@@ -53,7 +55,7 @@ def test_unit_follows_the_point_values() -> None:
     assert roll_tables(preset("ten_thousand", single_values=(100, 0, 0, 0, 50, 60))).unit == 10
 
 
-def _states(rules, scores, entered):  # noqa: ANN001, ANN202
+def _states(rules: Rules, scores: tuple[int, int], entered: tuple[bool, bool]) -> State:
     s = new_game(rules, 2, first_player=0)
     return s._replace(scores=scores, entered=entered)
 
@@ -78,6 +80,15 @@ def test_value_after_a_keep_never_decreases_in_points(name: str) -> None:
                 assert low >= -1e-12, (table.objective, scores, low)
     if rules.final_round or rules.reroll_all:
         assert worst < -1e-3, "final round / reroll-all make values non-monotone: full tables"
+
+
+def test_progressive_turn_values_never_decrease_in_points() -> None:
+    from greed_env.solver.carry import CarryEvaluator
+
+    rules = preset("progressive")
+    ev = CarryEvaluator(rules, solve(rules, "turn"))
+    c = ev.context(new_game(rules, 1))["arr"]["c"]
+    assert np.diff(c, axis=0).min() >= -1e-9
 
 
 def test_turn_cap_does_not_bind() -> None:

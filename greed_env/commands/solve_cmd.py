@@ -124,8 +124,8 @@ def _advise(args: argparse.Namespace) -> int:
         elif args.turn_total > 0:
             state = state._replace(phase=Phase.CONTINUE)
         else:
-            print(f"start of turn: {table.meta.get('headline_label', '')} = "
-                  f"{_start_value(table, rules, state):.6f}")
+            print(f"value at the start of this turn: {_start_value(table, rules, state):.6f}")
+            print(f"table headline ({table.meta.get('headline_label', '')}): {table.headline:.6f}")
             return 0
         bot = OptimalBot(rules, args.objective, table)
         values = bot.move_values(rules, state)
@@ -143,15 +143,7 @@ def _advise(args: argparse.Namespace) -> int:
 
 
 def _start_value(table: Any, rules: Any, state: Any) -> float:
-    """Value of the turn about to start for the player to move (table lookup)."""
-    import numpy as np
-
-    from greed_env.rules.game import Phase
+    """Value of the turn about to start for the player to move."""
     from greed_env.solver import OptimalBot
 
-    bot = OptimalBot(rules, table.objective, table)
-    n = rules.num_dice
-    probe = state._replace(phase=Phase.CONTINUE, turn_total=0, dice=n)
-    _ctx, arr = bot._arrays(rules, probe, 0)
-    value = float(np.asarray(arr["r"])[0, n])
-    return 1.0 - value if table.objective == "race" else value
+    return OptimalBot(rules, table.objective, table).turn_start_value(rules, state)

@@ -16,7 +16,7 @@ is better) and the mover's probability of winning (``duel``).
 >>> bot = OptimalBot(r, "entry")
 >>> s = apply_roll(r, new_game(r, 2, first_player=0), (1, 1, 5, 2, 3))
 >>> [(str(m), round(v, 3)) for m, v in bot.move_values(r, s)][:2]
-[('keep:5', 0.254), ('keep:1', 0.266)]
+[('keep:5', 0.205), ('keep:1', 0.23)]
 >>> str(bot.act(r, s, np.random.default_rng(0)))
 'keep:1'
 """
@@ -300,6 +300,17 @@ class OptimalBot:
         if ctx.sense < 0:
             out = [(m, ctx.offset - v) for m, v in out]
         return out
+
+    def turn_start_value(self, rules: Rules, state: State) -> float:
+        """Value, in move-value units, of a turn about to start for ``state.player`` (the
+        scores, streaks and entry of ``state``; its phase and turn total are ignored)."""
+        probe = state._replace(phase=Phase.CONTINUE, turn_total=0, dice=rules.num_dice, roll=(),
+                               fresh=True, bar=-1)
+        if self._carry is not None:
+            return self._carry.turn_start_value(probe)
+        ctx, arr = self._arrays(rules, probe, 0)
+        value = float(arr["r"][0, rules.num_dice])
+        return ctx.offset - value if ctx.sense < 0 else value
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
         """The legal move of best value (first in legal-move order on ties)."""

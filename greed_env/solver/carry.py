@@ -100,18 +100,13 @@ def _next_key(rules: Rules, dice: int, kept: int, carry: Carry) -> tuple[int, Ca
     return (left, carry)
 
 
-@lru_cache(maxsize=8)
-def carry_tables(rules: Rules, reduced: bool, max_states: int = DEFAULT_MAX_STATES) -> CarryTables:
-    """Enumerate the dice states reachable from a fresh roll and their transitions.
-
-    Raises:
-        SolverError: more than ``max_states`` dice states (Trippn), or a rule the engine's
-            transitions need that this module does not model (no hot dice).
-    """
-    if not rules.carry_over:
-        raise SolverError("carry tables are for carry-over rules")
-    if not rules.hot_dice:
-        raise SolverError("the carry-over solver needs hot dice")
+@lru_cache(maxsize=4)
+def _reachable(rules: Rules, max_states: int) -> tuple[
+    tuple[tuple[int, Carry], ...], dict[tuple[int, Carry], int],
+    dict[int, list[tuple[float, list[tuple[int, int]]]]], np.ndarray, int,
+]:
+    """Breadth-first search of the dice states: (states, index, rolls with their (points,
+    next state) keeps per state, probability of no scoring die per state, points unit)."""
     n_dice = rules.num_dice
     dists = {n: roll_distribution(n) for n in range(1, n_dice + 1)}
     start = (n_dice, EMPTY_CARRY)
@@ -119,7 +114,7 @@ def carry_tables(rules: Rules, reduced: bool, max_states: int = DEFAULT_MAX_STAT
     states: list[tuple[int, Carry]] = [start]
     queue = deque([start])
     raw: dict[int, list[tuple[float, list[tuple[int, int]]]]] = {}
-    pnot = []
+    pnot: dict[int, float] = {}
     scores: list[int] = []
     while queue:
         key = queue.popleft()
@@ -147,8 +142,27 @@ def carry_tables(rules: Rules, reduced: bool, max_states: int = DEFAULT_MAX_STAT
                 scores.append(o.score)
             rows.append((p, row))
         raw[index[key]] = rows
-        pnot.append((index[key], p_nothing))
-    unit = rules_unit(rules, scores)
+        pnot[index[key]] = p_nothing
+    pn = np.array([pnot[s] for s in range(len(states))])
+    return tuple(states), index, raw, pn, rules_unit(rules, scores)
+
+
+@lru_cache(maxsize=8)
+def carry_tables(rules: Rules, reduced: bool, max_states: int = DEFAULT_MAX_STATES) -> CarryTables:
+    """Enumerate the dice states reachable from a fresh roll and their transitions.
+
+    ``reduced``: keep only the best keep per next dice state (exact when values never
+    decrease in points: turn and entry).
+
+    Raises:
+        SolverError: more than ``max_states`` dice states (Trippn), or a rule the engine's
+            transitions need that this module does not model (no hot dice).
+    """
+    if not rules.carry_over:
+        raise SolverError("carry tables are for carry-over rules")
+    if not rules.hot_dice:
+        raise SolverError("the carry-over solver needs hot dice")
+    states, index, raw, pn, unit = _reachable(rules, max_states)
     gs = [0]
     gp: list[float] = []
     ost = [0]
@@ -176,12 +190,9 @@ def carry_tables(rules: Rules, reduced: bool, max_states: int = DEFAULT_MAX_STAT
                 onx.append(nx)
             ost.append(len(osc))
         gs.append(len(gp))
-    pn = np.zeros(len(states))
-    for s, p in pnot:
-        pn[s] = p
     return CarryTables(
         unit=unit,
-        states=tuple(states),
+        states=states,
         index=index,
         gs=np.array(gs, dtype=np.int64),
         gp=np.array(gp),
@@ -428,7 +439,9 @@ class CarryEvaluator:
         self._cache: dict[Any, dict[str, Any]] = {}
         self._rolloff: dict[str, Any] | None = None
 
-    def _context(self, state: State) -> dict[str, Any]:
+    def context(self, state: State) -> dict[str, Any]:
+        """The in-turn problem of ``state.player`` and its solved arrays (key ``arr``: ``c``
+        after a keep, ``r`` rolling, indexed [turn total / unit, dice state]), cached."""
         rules, ct, table = self.rules, self.ct, self.table
         unit = ct.unit
         p = state.player
@@ -525,6 +538,12 @@ class CarryEvaluator:
         rho = self._rolloff_tables()["rho"]
         return rho, 1.0 - rho
 
+    def turn_start_value(self, state: State) -> float:
+        """Value of a turn about to start for ``state.player`` (fresh roll, no carry-over)."""
+        ctx = self.context(state._replace(carry=EMPTY_CARRY))
+        value = float(ctx["arr"]["c"][0, 0])
+        return 1.0 - value if ctx.get("sense", 1) < 0 else value
+
     def move_values(self, state: State, moves: list[Move]) -> list[tuple[Move, float]]:
         """Value of each move in ``moves`` (legal moves of ``state``)."""
         rules, ct = self.rules, self.ct
@@ -537,7 +556,7 @@ class CarryEvaluator:
         if state.phase == Phase.ORDER_CHOICE:
             rho = self._rolloff_tables()["rho"]
             return [(m, rho if m == ROLL_FIRST else 1.0 - rho) for m in moves if m in (ROLL_FIRST, ROLL_LAST)]
-        ctx = self._context(state)
+        ctx = self.context(state)
         unit = ct.unit
         t_now = state.turn_total // unit
         arr = ctx["arr"]

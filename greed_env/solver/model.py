@@ -19,8 +19,8 @@ break the monotonicity, and then the *full* tables keep every distinct (size, po
 >>> t = roll_tables(preset("ten_thousand"))
 >>> t.unit, t.num_dice, round(float(t.p_bust[6]), 6)
 (50, 6, 0.023148)
->>> int(t.grp_best[t.grp_start[1] + 2, 1]) * t.unit  # groups of one die: bust, 5, 1
-100
+>>> [int(t.grp_best[g, 1]) * t.unit for g in range(t.grp_start[1], t.grp_start[2])]  # one die
+[50, 100]
 """
 
 from __future__ import annotations

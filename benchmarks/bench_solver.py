@@ -1,0 +1,176 @@
+"""Solve every preset and objective at full size: headline, time, peak memory, checks.
+
+Each solve runs in a fresh process, so its peak resident memory (``resource.getrusage``,
+including the ~150 MiB of numpy/numba/LLVM every process pays) and the peak of numpy
+allocations seen by ``tracemalloc`` are its own; compiled kernels come from numba's on-disk
+cache (run once beforehand to compile). Optionally each table is checked by simulation:
+``OptimalBot`` played in the engine must reproduce the headline within 3 standard errors.
+
+Usage::
+
+    python benchmarks/bench_solver.py                      # every tractable pair
+    python benchmarks/bench_solver.py --presets ten_thousand --objectives duel --simulate 20000
+    python benchmarks/bench_solver.py --write-tables       # also save tables (package data
+                                                           # when < 2 MB, else the user cache)
+
+The markdown table printed at the end is what ``docs/results.md`` ("Solver") shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive", "trippn")
+OBJECTIVES = ("turn", "entry", "race", "duel")
+PACKAGE_LIMIT = 2 * 1024 * 1024
+
+
+def _solve_job(args: tuple[str, str, bool, int, int]) -> dict[str, Any]:
+    name, objective, write, simulate, seed = args
+    from greed_env.rules import preset
+    from greed_env.solver import SolverError, solve
+    from greed_env.solver.table import cache_dir, package_table_dir
+
+    rules = preset(name)
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        table = solve(rules, objective)
+    except SolverError as exc:
+        return {"preset": name, "objective": objective, "error": str(exc)}
+    elapsed = time.perf_counter() - t0
+    traced = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    out: dict[str, Any] = {
+        "preset": name,
+        "objective": objective,
+        "headline": table.headline,
+        "label": table.meta.get("headline_label", ""),
+        "seconds": elapsed,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_traced_mib": traced / 2**20,
+        "meta": {k: v for k, v in table.meta.items() if isinstance(v, int | float | str | bool)},
+    }
+    if write:
+        tmp = table.save(cache_dir())
+        size = tmp.stat().st_size
+        out["bytes"] = size
+        if size < PACKAGE_LIMIT:
+            out["path"] = str(table.save(package_table_dir()).name)
+            out["shipped"] = True
+        else:
+            out["path"] = str(tmp)
+            out["shipped"] = False
+    if simulate:
+        out["simulation"] = simulate_headline(table, simulate, seed)
+    return out
+
+
+def simulate_headline(table: Any, n: int, seed: int) -> dict[str, float]:
+    """Play ``n`` episodes with OptimalBot in the engine; mean and standard error."""
+    import numpy as np
+
+    from greed_env.rules import apply, apply_roll, is_chance, is_over, new_game, sample_roll
+    from greed_env.solver import OptimalBot
+
+    rules = table.rules
+    obj = table.objective
+    if obj != "duel":
+        rules = rules.replace(min_players=1, horizon_rounds=10**7)
+        if obj == "turn":
+            rules = rules.replace(target=10**9)
+    bot = OptimalBot(table.rules, obj, table)
+    rng = np.random.default_rng(seed)
+    vals = np.empty(n)
+    if obj == "turn" and rules.bust_penalty:
+        s = new_game(rules, 1)
+        for i in range(n):
+            before, turn = s.scores[0], s.turns[0]
+            while s.turns[0] == turn:
+                s = apply_roll(rules, s, sample_roll(rules, s, rng)) if is_chance(s) else apply(rules, s, bot.act(rules, s, rng))
+            vals[i] = s.scores[0] - before
+        batches = vals[: n - n % 50].reshape(50, -1).mean(axis=1)
+        mean = float(vals.mean())
+        se = float(batches.std(ddof=1) / np.sqrt(len(batches)))
+        return {"n": n, "mean": mean, "se": se, "z": (mean - table.headline) / se}
+    for i in range(n):
+        s = new_game(rules, 2 if obj == "duel" else 1, first_player=0)
+        if obj == "turn":
+            s = s._replace(entered=(True,))
+        while not is_over(s):
+            if obj in ("turn", "entry") and (s.turns[0] > 1):
+                break
+            if is_chance(s):
+                s = apply_roll(rules, s, sample_roll(rules, s, rng))
+            else:
+                s = apply(rules, s, bot.act(rules, s, rng))
+        if obj == "duel":
+            vals[i] = s.shares[0]
+        elif obj == "race":
+            vals[i] = s.turns[0]
+        elif obj == "entry":
+            vals[i] = float(s.scores[0] > 0)
+        else:
+            vals[i] = s.scores[0]
+    mean = float(vals.mean())
+    se = float(vals.std(ddof=1) / np.sqrt(n))
+    return {"n": n, "mean": mean, "se": se, "z": (mean - table.headline) / se if se > 0 else 0.0}
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| preset | objective | headline | what | time (s) | peak RSS (MiB) | numpy peak (MiB) | simulation (mean ± SE, z) |",
+        "|---|---|---|---|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['preset']} | {r['objective']} | — | not solved: {r['error']} | | | | |")
+            continue
+        sim = r.get("simulation")
+        sim_txt = f"{sim['mean']:.4f} ± {sim['se']:.4f} (n={sim['n']}, z={sim['z']:+.2f})" if sim else ""
+        lines.append(
+            f"| {r['preset']} | {r['objective']} | {r['headline']:.6f} | {r['label']} | "
+            f"{r['seconds']:.1f} | {r['peak_rss_mib']:.0f} | {r['peak_traced_mib']:.1f} | {sim_txt} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--presets", nargs="*", default=list(PRESETS))
+    p.add_argument("--objectives", nargs="*", default=list(OBJECTIVES))
+    p.add_argument("--skip", nargs="*", default=[], help="preset:objective pairs to leave out")
+    p.add_argument("--write-tables", action="store_true")
+    p.add_argument("--simulate", type=int, default=0, help="episodes per table (0: none)")
+    p.add_argument("--seed", type=int, default=2024)
+    p.add_argument("--json", help="write the rows as JSON here")
+    args = p.parse_args(argv)
+    jobs = [
+        (name, obj, args.write_tables, args.simulate, args.seed)
+        for name in args.presets
+        for obj in args.objectives
+        if f"{name}:{obj}" not in args.skip
+    ]
+    ctx = mp.get_context("spawn")
+    rows = []
+    for job in jobs:
+        with ctx.Pool(1) as pool:
+            row = pool.apply(_solve_job, (job,))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""``greed solve`` and ``greed advise``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from greed_env.cli import main
+from greed_env.solver import SolverTable
+
+
+def test_solve_writes_the_table_and_ends_with_the_headline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["solve", "--rules", "farkle5", "--set", "target=500", "--objective", "race",
+               "--out", str(tmp_path)])
+    assert rc == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    table = SolverTable.load(next(tmp_path.glob("*.npz")))
+    assert table.rules.target == 500 and table.objective == "race"
+    assert float(lines[-1]) == pytest.approx(table.headline, rel=1e-11)
+    assert lines[-1].strip() == lines[-1] and " " not in lines[-1]
+
+
+def test_solve_refuses_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "--rules", "farkle5", "--set", "target=-5", "--objective", "race"]) == 2
+    assert "target" in capsys.readouterr().err
+    assert main(["solve", "--rules", "farkle", "--set", "piggyback=true", "--objective", "turn"]) == 2
+    assert "piggyback" in capsys.readouterr().err
+
+
+def test_advise_values_every_legal_move(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("GREED_ENV_CACHE", str(tmp_path))
+    assert main(["advise", "--rules", "farkle5", "--objective", "entry", "--roll", "1,1,5,2,3"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    moves = [ln.split()[-2] for ln in lines]
+    assert moves == ["keep:5", "keep:1", "keep:1,5", "keep:1,1", "keep:1,1,5"]
+    best = [ln for ln in lines if ln.startswith("*")]
+    assert len(best) == 1 and "keep:1 " in best[0]
+    assert main(["advise", "--rules", "farkle5", "--objective", "turn", "--scores", "700,0",
+                 "--turn-total", "350", "--dice", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "bank" in out and "roll" in out
