@@ -15,8 +15,9 @@ Ids are ``<rules>/<name>``, where ``<rules>`` is a preset name:
   :class:`~greed_env.bots.policy_bots.OnnxBot` (onnxruntime only, no torch).
 
 Bot folders, searched in this order (the first card of an id wins): the folders in the
-``GREED_BOTS_PATH`` environment variable (``os.pathsep``-separated), the package data folder
-``greed_env/data/bots/`` (installed with the package), and ``agents/`` of a source checkout.
+``GREED_BOTS_PATH`` environment variable (``os.pathsep``-separated), ``agents/`` of a source
+checkout (where new exports land first), and the package data folder ``greed_env/data/bots/``
+(installed with the package; a test keeps it equal to ``agents/``).
 A bot ``<rules>/<name>`` is the pair ``<folder>/<rules>/<name>.json`` (its card) and
 ``<folder>/<rules>/<name>.onnx``. A folder may also hold ``<rules>/standings.csv`` from
 ``greed tournament``: ``greed bots`` shows those Elo ratings beside the card evaluations.
@@ -133,10 +134,10 @@ def bot_folders() -> list[Path]:
         if part.strip():
             out.append(Path(part.strip()).expanduser())
     package = Path(__file__).resolve().parent.parent
-    out.append(package / "data" / "bots")
     checkout = package.parent
     if (checkout / "pyproject.toml").is_file():
         out.append(checkout / "agents")
+    out.append(package / "data" / "bots")
     seen: list[Path] = []
     for p in out:
         if p.is_dir() and p.resolve() not in [s.resolve() for s in seen]:
