@@ -12,6 +12,7 @@ import argparse
 
 import gymnasium as gym
 import numpy as np
+import torch
 from sb3_contrib import MaskablePPO
 
 import greed_env  # noqa: F401  (registers the greed_env/* ids)
@@ -41,6 +42,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
+    torch.set_num_threads(1)  # small MLPs: extra threads only contend on a few CPU cores
     env = gym.make("greed_env/Solitaire-v0", rules="ten_thousand", objective="turn")
     model = MaskablePPO("MlpPolicy", env, n_steps=1024, batch_size=256, gamma=1.0, seed=args.seed, verbose=0)
     model.learn(total_timesteps=args.steps)
