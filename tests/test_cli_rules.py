@@ -384,3 +384,20 @@ def test_play_refuses_a_record_path_in_a_missing_folder(
     assert code == 2 and out == "" and "the folder does not exist" in err
     code, _, err = cli(capsys, *BOTS, "--first-player", "3")
     assert code == 2 and "--first-player must be a seat 0..2" in err
+
+
+def test_play_hints_show_the_optimal_value_of_each_move(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from greed_env.cli import main as cli_main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    rc = cli_main(
+        ["play", "--rules", "ten_thousand", "--players", "human,threshold", "--seed", "3",
+         "--first-player", "0", "--hints", "--plain"]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "hints (duel" in out and "best" in out

@@ -277,10 +277,24 @@ class _Quit(Exception):
 
 
 def _read_human(
-    view: Renderer, rules: Rules, state: State, seat: Seat, kept: Sequence[str], stdin: TextIO
+    view: Renderer,
+    rules: Rules,
+    state: State,
+    seat: Seat,
+    kept: Sequence[str],
+    stdin: TextIO,
+    hints: bool = False,
 ) -> Move:
-    """Prompt until the human gives a move the rules accept (parsing only; apply checks)."""
+    """Prompt until the human gives a move the rules accept (parsing only; apply checks).
+
+    With ``hints`` the optimal bot's value of every legal move is shown first.
+    """
     view.status(state, kept)
+    if hints:
+        from greed_env.bots.hints import hint_lines
+
+        for text in hint_lines(rules, state):
+            view.line("  " + text)
     while True:
         moves = legal_moves(rules, state)
         view.out.write(f"{seat.label} > ")
@@ -344,7 +358,7 @@ def _play(args: argparse.Namespace) -> int:
             if seat.bot is not None:
                 move = seat.bot.act(rules, state, bot_rngs[state.player])
             else:
-                move = _read_human(view, rules, state, seat, kept, sys.stdin)
+                move = _read_human(view, rules, state, seat, kept, sys.stdin, args.hints)
             try:
                 after = rec.move(move)
             except IllegalMove as exc:
@@ -435,6 +449,11 @@ def register(subparsers: Any) -> None:
         help="seat that starts (default: the rules decide, e.g. a who-starts roll)",
     )
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    p.add_argument(
+        "--hints",
+        action="store_true",
+        help="before each human decision, show the optimal bot's value of every legal move",
+    )
     p.set_defaults(func=_play)
 
     r = subparsers.add_parser(
