@@ -69,6 +69,7 @@ __all__ = [
     "export_model",
     "find_training_card",
     "load_sb3_model",
+    "onnx_logits_bytes",
     "resolve_model_rules",
     "sample_positions",
     "update_card_evaluation",
@@ -262,7 +263,9 @@ def _logits_module(policy: Any) -> Any:
     return PolicyLogits(policy).eval()
 
 
-def _onnx_bytes(module: Any, metadata: Mapping[str, str]) -> bytes:
+def onnx_logits_bytes(module: Any, metadata: Mapping[str, str]) -> bytes:
+    """Serialise a torch module mapping observations ``(batch, OBS_DIM)`` to action logits as
+    an ONNX graph (dynamic batch, metadata attached, checked); used by every exporter."""
     import contextlib
     import io
     import logging
@@ -429,7 +432,7 @@ def export_model(
         "greed_env.obs_spec_version": str(OBS_SPEC_VERSION),
         "greed_env.action_catalog_version": str(ACTION_CATALOG_VERSION),
     }
-    data = _onnx_bytes(module, meta)
+    data = onnx_logits_bytes(module, meta)
     digest = hashlib.sha256(data).hexdigest()
     card: dict[str, Any] = {
         "format": CARD_FORMAT,

@@ -21,13 +21,9 @@ Importing this module imports neither ray nor torch; the functions do.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import hashlib
-import io
 import json
-import logging
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +34,7 @@ from greed_env.bots.export import (
     atomic_write_bytes,
     atomic_write_text,
     encode_positions,
+    onnx_logits_bytes,
     sample_positions,
 )
 from greed_env.bots.policy_bots import (
@@ -128,41 +125,6 @@ def logits_module(module: Any) -> Any:
     return PolicyLogits(module).eval()
 
 
-def _onnx_bytes(module: Any, metadata: dict[str, str]) -> bytes:
-    import onnx
-    import torch
-
-    example = (torch.zeros((2, OBS_DIM), dtype=torch.float32),)
-    batch = torch.export.Dim("batch", min=1)
-    loggers = [logging.getLogger(n) for n in ("torch.onnx", "torch.export", "onnxscript")]
-    levels = [lg.level for lg in loggers]
-    try:
-        for lg in loggers:
-            lg.setLevel(logging.ERROR)
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")
-            program = torch.onnx.export(
-                module,
-                example,
-                input_names=[ONNX_INPUT],
-                output_names=[ONNX_OUTPUT],
-                dynamic_shapes=({0: batch},),
-                opset_version=ONNX_OPSET,
-                dynamo=True,
-                external_data=False,
-                verbose=False,
-            )
-    finally:
-        for lg, level in zip(loggers, levels, strict=True):
-            lg.setLevel(level)
-    proto = program.model_proto
-    for key, value in metadata.items():
-        entry = proto.metadata_props.add()
-        entry.key, entry.value = key, value
-    onnx.checker.check_model(proto)
-    return proto.SerializeToString()
-
-
 def export_checkpoint(
     checkpoint: str | Path,
     out_dir: str | Path,
@@ -213,7 +175,7 @@ def export_checkpoint(
         )
     logits = logits_module(module)
     bot_id = f"{bot_rules.name}/{name}"
-    data = _onnx_bytes(
+    data = onnx_logits_bytes(
         logits,
         {
             "greed_env.bot_id": bot_id,
