@@ -70,7 +70,10 @@ def _solve_job(args: tuple[str, str, bool, int, int]) -> dict[str, Any]:
             out["path"] = str(tmp)
             out["shipped"] = False
     if simulate:
-        out["simulation"] = simulate_headline(table, simulate, seed)
+        try:
+            out["simulation"] = simulate_headline(table, simulate, seed)
+        except SolverError as exc:
+            out["simulation_error"] = str(exc)
     return out
 
 
@@ -153,12 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--json", help="write the rows as JSON here")
     args = p.parse_args(argv)
-    jobs = [
-        (name, obj, args.write_tables, args.simulate, args.seed)
-        for name in args.presets
-        for obj in args.objectives
-        if f"{name}:{obj}" not in args.skip
-    ]
+    pairs = [(name, obj) for name in args.presets for obj in args.objectives if f"{name}:{obj}" not in args.skip]
+    jobs = [(name, obj, args.write_tables, args.simulate, args.seed + i) for i, (name, obj) in enumerate(pairs)]
     ctx = mp.get_context("spawn")
     rows = []
     for job in jobs:

@@ -117,5 +117,5 @@ def test_shipped_tables_load_and_match_their_rules(path: Path) -> None:
     t = SolverTable.load(path)
     assert path.name == t.filename()
     assert t.rules == preset(t.rules.name)
-    if t.objective in ("turn", "entry"):
+    if t.objective in ("turn", "entry") and not t.rules.carry_over:
         assert abs(solve(t.rules, t.objective).headline - t.headline) < 1e-9

@@ -435,7 +435,8 @@ class CarryEvaluator:
         self.rules = rules
         self.table = table
         obj = table.objective
-        self.ct = carry_tables(rules, obj in ("turn", "entry"))
+        self.trivial_entry = obj == "entry" and int(table.meta.get("goal_points", 0)) == 0
+        self.ct = None if self.trivial_entry else carry_tables(rules, obj in ("turn", "entry"))
         self._cache: dict[Any, dict[str, Any]] = {}
         self._rolloff: dict[str, Any] | None = None
 
@@ -540,13 +541,32 @@ class CarryEvaluator:
 
     def turn_start_value(self, state: State) -> float:
         """Value of a turn about to start for ``state.player`` (fresh roll, no carry-over)."""
+        if self.trivial_entry:
+            return self.table.headline
         ctx = self.context(state._replace(carry=EMPTY_CARRY))
         value = float(ctx["arr"]["c"][0, 0])
         return 1.0 - value if ctx.get("sense", 1) < 0 else value
 
+    def _trivial_entry_values(self, state: State, moves: list[Move]) -> list[tuple[Move, float]]:
+        """Entry with nothing to reach: any keep banks next, so only busting loses."""
+        out = []
+        for m in moves:
+            if m.kind == "keep" or m == BANK:
+                out.append((m, 1.0))
+            elif m in (ROLL, ROLL_FOR_NOTHING):
+                rolls = roll_distribution(state.dice)
+                full = state.fresh and state.dice == self.rules.num_dice
+                out.append((m, math.fsum(p for roll, p in rolls if keep_options(self.rules, roll, state.carry, full))))
+            else:
+                out.append((m, 0.0))
+        return out
+
     def move_values(self, state: State, moves: list[Move]) -> list[tuple[Move, float]]:
         """Value of each move in ``moves`` (legal moves of ``state``)."""
+        if self.trivial_entry:
+            return self._trivial_entry_values(state, moves)
         rules, ct = self.rules, self.ct
+        assert ct is not None
         if state.phase == Phase.SPLIT:
             rho = self._rolloff_tables()["rho"]
             me_first = state.player == state.finishers[0]

@@ -131,6 +131,9 @@ class SolverTable:
                     np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
                     zf.writestr(f"{name}.npy", buf.getvalue())
                 zf.writestr(_META, json.dumps(self.full_meta(), indent=1, sort_keys=True))
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
             os.replace(tmp, target)
         except BaseException:
             if os.path.exists(tmp):
