@@ -262,3 +262,11 @@ def test_sampling_onnx_bot_uses_the_callers_generator(exported: Path) -> None:
     picks = [bot.act(RULES, s, np.random.default_rng(k)) for k in range(20)]
     assert picks == [bot.act(RULES, s, np.random.default_rng(k)) for k in range(20)]
     assert all(m in legal_moves(RULES, s) for m in picks)
+
+
+def test_committed_onnx_bots_carry_no_exporter_source_paths() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for path in [*root.glob("agents/*/*.onnx"), *root.glob("greed_env/data/bots/*/*.onnx")]:
+        assert b"stack_trace" not in path.read_bytes(), path

@@ -298,6 +298,11 @@ def onnx_logits_bytes(module: Any, metadata: Mapping[str, str]) -> bytes:
         for lg, level in zip(loggers, levels, strict=True):
             lg.setLevel(level)
     proto = program.model_proto
+    for node in proto.graph.node:
+        # torch records the exporting process's source paths per node: not part of the policy
+        kept = [p for p in node.metadata_props if not p.key.startswith("pkg.torch.onnx.stack_trace")]
+        del node.metadata_props[:]
+        node.metadata_props.extend(kept)
     for key, value in metadata.items():
         entry = proto.metadata_props.add()
         entry.key, entry.value = key, value
