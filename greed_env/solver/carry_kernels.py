@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from greed_env.solver.kernels import PARALLEL_MIN_PAIRS
+
 __all__ = ["carry_dp", "carry_duel_solve", "carry_race_solve", "rolloff_dp"]
 
 
@@ -218,6 +220,46 @@ def _carry_side(a: int, b: int, x: float, target: int, v: np.ndarray, out_val: f
     return c[0], d[0]
 
 
+@njit(cache=True)
+def _carry_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, tie: float, tol: float, max_iter: int) -> None:
+    """Solve the pair ``(a, b), (b, a)`` of one level (see :func:`carry_duel_solve`)."""
+    out_a = 1.0 - q[b] * (1.0 - tie)
+    out_b = 1.0 - q[a] * (1.0 - tie)
+    u = v[a, b + 1] if b + 1 < target else 0.5
+    w = v[b, a + 1] if a + 1 < target else 0.5
+    done = -1
+    for it in range(1, max_iter + 1):
+        f0, f1 = _carry_side(a, b, 1.0 - w, target, v, out_a, ctab, max_keep, vbust)
+        if a == b:
+            if abs(f0 - u) < tol:
+                u = f0
+                w = f0
+                done = it
+                break
+            u = (f0 + f1 * u) / (1.0 + f1)
+            w = u
+            continue
+        g0, g1 = _carry_side(b, a, 1.0 - u, target, v, out_b, ctab, max_keep, vbust)
+        if abs(f0 - u) < tol and abs(g0 - w) < tol:
+            u = f0
+            w = g0
+            done = it
+            break
+        if 1.0 - f1 * g1 < 1e-14:
+            u = 0.5
+            w = 0.5
+            done = it
+            break
+        aa = f0 + f1 * w
+        bb = g0 + g1 * u
+        u = (aa - f1 * bb) / (1.0 - f1 * g1)
+        w = bb - g1 * u
+    v[a, b] = u
+    v[b, a] = w
+    iters[a, b] = done
+    iters[b, a] = done
+
+
 @njit(cache=True, parallel=True)
 def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, tie: float, tol: float, max_iter: int) -> Any:
     """Win probability ``V[a, b]`` of the mover in a duel to go out exactly on ``target``.
@@ -233,42 +275,11 @@ def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np
     for level in range(2 * target - 2, -1, -1):
         a_lo = max(0, level - (target - 1))
         a_hi = level // 2
-        for i in prange(a_hi - a_lo + 1):
-            a = a_lo + i
-            b = level - a
-            out_a = 1.0 - q[b] * (1.0 - tie)
-            out_b = 1.0 - q[a] * (1.0 - tie)
-            u = v[a, b + 1] if b + 1 < target else 0.5
-            w = v[b, a + 1] if a + 1 < target else 0.5
-            done = -1
-            for it in range(1, max_iter + 1):
-                f0, f1 = _carry_side(a, b, 1.0 - w, target, v, out_a, ctab, max_keep, vbust)
-                if a == b:
-                    if abs(f0 - u) < tol:
-                        u = f0
-                        w = f0
-                        done = it
-                        break
-                    u = (f0 + f1 * u) / (1.0 + f1)
-                    w = u
-                    continue
-                g0, g1 = _carry_side(b, a, 1.0 - u, target, v, out_b, ctab, max_keep, vbust)
-                if abs(f0 - u) < tol and abs(g0 - w) < tol:
-                    u = f0
-                    w = g0
-                    done = it
-                    break
-                if 1.0 - f1 * g1 < 1e-14:
-                    u = 0.5
-                    w = 0.5
-                    done = it
-                    break
-                aa = f0 + f1 * w
-                bb = g0 + g1 * u
-                u = (aa - f1 * bb) / (1.0 - f1 * g1)
-                w = bb - g1 * u
-            v[a, b] = u
-            v[b, a] = w
-            iters[a, b] = done
-            iters[b, a] = done
+        npairs = a_hi - a_lo + 1
+        if npairs >= PARALLEL_MIN_PAIRS:
+            for i in prange(npairs):
+                _carry_pair(a_lo + i, level - a_lo - i, v, iters, target, ctab, max_keep, vbust, q, tie, tol, max_iter)
+        else:
+            for i in range(npairs):
+                _carry_pair(a_lo + i, level - a_lo - i, v, iters, target, ctab, max_keep, vbust, q, tie, tol, max_iter)
     return v, iters

@@ -20,6 +20,9 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+PARALLEL_MIN_PAIRS = 24
+"""Levels with fewer pairs run on one thread: waking the worker threads costs more there."""
+
 __all__ = [
     "duel_bank_values",
     "duel_margin",
@@ -36,7 +39,6 @@ __all__ = [
 @njit(cache=True)
 def _reroll_value(b: int, x: float, tab: tuple, c: np.ndarray, d: np.ndarray, w: np.ndarray, dw: np.ndarray) -> Any:
     num_dice, _hot, gs, gp, ga, pb, ost, osc, _om, ooff, _max_keep = tab
-    num_dice + 1
     acc = pb[num_dice] * x
     dacc = pb[num_dice]
     for g in range(gs[num_dice], gs[num_dice + 1]):
@@ -266,6 +268,67 @@ def _duel_side(a: int, b: int, x: float, target: int, margin: int, need: int, fi
     return c[num_dice], d[num_dice]
 
 
+@njit(cache=True)
+def _duel_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, margins: np.ndarray, certified: np.ndarray, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, tab: tuple, reroll: bool, tol: float, max_iter: int) -> None:
+    """Solve the pair ``(a, b), (b, a)`` of one level (see :func:`duel_solve`), in place."""
+    need_a = max(min_bank, thr if a == 0 else 0)
+    need_b = max(min_bank, thr if b == 0 else 0)
+    gfa = g_out if b == 0 else g_in
+    gfb = g_out if a == 0 else g_in
+    u = v[a, b + 1] if b + 1 < target else 0.5
+    w = v[b, a + 1] if a + 1 < target else 0.5
+    ma = 0
+    mb = 0
+    if final_round:
+        ma = duel_margin(b, target, 0.5 * w, p_min, gfa)
+        mb = duel_margin(a, target, 0.5 * u, p_min, gfb)
+    done = -1
+    passes = 0
+    for _attempt in range(4):
+        done = -1
+        for it in range(1, max_iter + 1):
+            passes += 1
+            f0, f1 = _duel_side(a, b, 1.0 - w, target, ma, need_a, final_round, v, g_in, g_out, tab, reroll)
+            if a == b:
+                if abs(f0 - u) < tol:
+                    u = f0
+                    w = f0
+                    done = it
+                    break
+                u = (f0 + f1 * u) / (1.0 + f1)
+                w = u
+                continue
+            g0, g1 = _duel_side(b, a, 1.0 - u, target, mb, need_b, final_round, v, g_in, g_out, tab, reroll)
+            if abs(f0 - u) < tol and abs(g0 - w) < tol:
+                u = f0
+                w = g0
+                done = it
+                break
+            aa = f0 + f1 * w
+            bb = g0 + g1 * u
+            u = (aa - f1 * bb) / (1.0 - f1 * g1)
+            w = bb - g1 * u
+        if not final_round:
+            break
+        ma2 = duel_margin(b, target, w, p_min, gfa)
+        mb2 = duel_margin(a, target, u, p_min, gfb)
+        if ma2 <= ma and mb2 <= mb:
+            break
+        ma = max(ma, ma2)
+        mb = max(mb, mb2)
+    v[a, b] = u
+    v[b, a] = w
+    iters[a, b] = passes if done > 0 else -1
+    iters[b, a] = iters[a, b]
+    margins[a, b] = ma
+    margins[b, a] = mb
+    if final_round:
+        xa = target + ma - b
+        xb = target + mb - a
+        certified[a, b] = xa < gfa.shape[0] and gfa[xa] <= p_min * w
+        certified[b, a] = xb < gfb.shape[0] and gfb[xb] <= p_min * u
+
+
 @njit(cache=True, parallel=True)
 def duel_solve(target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, tab: tuple, reroll: bool, tol: float, max_iter: int) -> Any:
     """Win probability ``V[a, b]`` of the player to move at the start of a turn, both below target.
@@ -288,65 +351,13 @@ def duel_solve(target: int, thr: int, min_bank: int, final_round: bool, g_in: np
     for level in range(2 * target - 2, -1, -1):
         a_lo = max(0, level - (target - 1))
         a_hi = level // 2
-        for i in prange(a_hi - a_lo + 1):
-            a = a_lo + i
-            b = level - a
-            need_a = max(min_bank, thr if a == 0 else 0)
-            need_b = max(min_bank, thr if b == 0 else 0)
-            gfa = g_out if b == 0 else g_in
-            gfb = g_out if a == 0 else g_in
-            u = v[a, b + 1] if b + 1 < target else 0.5
-            w = v[b, a + 1] if a + 1 < target else 0.5
-            ma = 0
-            mb = 0
-            if final_round:
-                ma = duel_margin(b, target, 0.5 * w, p_min, gfa)
-                mb = duel_margin(a, target, 0.5 * u, p_min, gfb)
-            done = -1
-            passes = 0
-            for _attempt in range(4):
-                done = -1
-                for it in range(1, max_iter + 1):
-                    passes += 1
-                    f0, f1 = _duel_side(a, b, 1.0 - w, target, ma, need_a, final_round, v, g_in, g_out, tab, reroll)
-                    if a == b:
-                        if abs(f0 - u) < tol:
-                            u = f0
-                            w = f0
-                            done = it
-                            break
-                        u = (f0 + f1 * u) / (1.0 + f1)
-                        w = u
-                        continue
-                    g0, g1 = _duel_side(b, a, 1.0 - u, target, mb, need_b, final_round, v, g_in, g_out, tab, reroll)
-                    if abs(f0 - u) < tol and abs(g0 - w) < tol:
-                        u = f0
-                        w = g0
-                        done = it
-                        break
-                    aa = f0 + f1 * w
-                    bb = g0 + g1 * u
-                    u = (aa - f1 * bb) / (1.0 - f1 * g1)
-                    w = bb - g1 * u
-                if not final_round:
-                    break
-                ma2 = duel_margin(b, target, w, p_min, gfa)
-                mb2 = duel_margin(a, target, u, p_min, gfb)
-                if ma2 <= ma and mb2 <= mb:
-                    break
-                ma = max(ma, ma2)
-                mb = max(mb, mb2)
-            v[a, b] = u
-            v[b, a] = w
-            iters[a, b] = passes if done > 0 else -1
-            iters[b, a] = iters[a, b]
-            margins[a, b] = ma
-            margins[b, a] = mb
-            if final_round:
-                xa = target + ma - b
-                xb = target + mb - a
-                certified[a, b] = xa < gfa.shape[0] and gfa[xa] <= p_min * w
-                certified[b, a] = xb < gfb.shape[0] and gfb[xb] <= p_min * u
+        npairs = a_hi - a_lo + 1
+        if npairs >= PARALLEL_MIN_PAIRS:
+            for i in prange(npairs):
+                _duel_pair(a_lo + i, level - a_lo - i, v, iters, margins, certified, target, thr, min_bank, final_round, g_in, g_out, p_min, tab, reroll, tol, max_iter)
+        else:
+            for i in range(npairs):
+                _duel_pair(a_lo + i, level - a_lo - i, v, iters, margins, certified, target, thr, min_bank, final_round, g_in, g_out, p_min, tab, reroll, tol, max_iter)
     return v, iters, margins, certified
 
 
@@ -451,6 +462,25 @@ def _penalty_state(i: int, j: int, sa: int, sb: int, lo: int, target: int, k: in
     return c[num_dice]
 
 
+@njit(cache=True)
+def _penalty_pair(i: int, j: int, lo: int, target: int, k: int, pen: int, min_bank: int, v: np.ndarray, tab: tuple, reroll: bool) -> float:
+    """Update every streak state of the pair ``(i, j), (j, i)``; the largest change."""
+    delta = 0.0
+    for sigma in range(2 * k - 2, -1, -1):
+        for sa in range(k):
+            sb = sigma - sa
+            if sb < 0 or sb >= k:
+                continue
+            new = _penalty_state(i, j, sa, sb, lo, target, k, pen, min_bank, v, tab, reroll)
+            delta = max(delta, abs(new - v[i, j, sa, sb]))
+            v[i, j, sa, sb] = new
+            if i != j:
+                new = _penalty_state(j, i, sa, sb, lo, target, k, pen, min_bank, v, tab, reroll)
+                delta = max(delta, abs(new - v[j, i, sa, sb]))
+                v[j, i, sa, sb] = new
+    return delta
+
+
 @njit(cache=True, parallel=True)
 def duel_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, tab: tuple, reroll: bool, tol: float, max_sweeps: int) -> Any:
     """Duel (first to the target wins) with a penalty on the ``k``-th bust in a row.
@@ -463,31 +493,22 @@ def duel_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, ta
     """
     n = target - lo
     v = np.full((n, n, k, k), 0.5)
+    deltas = np.zeros(n)
     change = 0.0
     for sweep in range(1, max_sweeps + 1):
         change = 0.0
         for level in range(2 * n - 2, -1, -1):
             i_lo = max(0, level - (n - 1))
             i_hi = level // 2
-            deltas = np.zeros(i_hi - i_lo + 1)
-            for q in prange(i_hi - i_lo + 1):
-                i = i_lo + q
-                j = level - i
-                delta = 0.0
-                for sigma in range(2 * k - 2, -1, -1):
-                    for sa in range(k):
-                        sb = sigma - sa
-                        if sb < 0 or sb >= k:
-                            continue
-                        new = _penalty_state(i, j, sa, sb, lo, target, k, pen, min_bank, v, tab, reroll)
-                        delta = max(delta, abs(new - v[i, j, sa, sb]))
-                        v[i, j, sa, sb] = new
-                        if i != j:
-                            new = _penalty_state(j, i, sa, sb, lo, target, k, pen, min_bank, v, tab, reroll)
-                            delta = max(delta, abs(new - v[j, i, sa, sb]))
-                            v[j, i, sa, sb] = new
-                deltas[q] = delta
-            change = max(change, deltas.max())
+            npairs = i_hi - i_lo + 1
+            if npairs >= PARALLEL_MIN_PAIRS:
+                for q in prange(npairs):
+                    deltas[q] = _penalty_pair(i_lo + q, level - i_lo - q, lo, target, k, pen, min_bank, v, tab, reroll)
+            else:
+                for q in range(npairs):
+                    deltas[q] = _penalty_pair(i_lo + q, level - i_lo - q, lo, target, k, pen, min_bank, v, tab, reroll)
+            for q in range(npairs):
+                change = max(change, deltas[q])
         if change < tol:
             return v, sweep, change
     return v, -1, change
