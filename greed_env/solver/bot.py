@@ -194,16 +194,17 @@ def _duel_context(table: SolverTable, rules: Rules, tb: RollTables, state: State
     return TurnContext(int(t_cap), bank_val, bank_ok, 1.0 - float(v[b, a]), zeros)
 
 
-def _context_key(objective: str, state: State) -> tuple[Any, ...]:
+def _context_key(objective: str, rules: Rules, state: State) -> tuple[Any, ...]:
     """What the in-turn problem of ``state.player`` depends on, per objective."""
     p = state.player
+    streaks = state.streaks if rules.bust_penalty_after and rules.bust_penalty else ()
     if objective == "turn":
-        return (state.entered[p], state.streaks[p])
+        return (state.entered[p], streaks[p] if streaks else 0)
     if objective == "entry":
-        return ()
+        return (state.entered[p],)
     if objective == "race":
-        return (state.scores[p], state.entered[p], state.streaks[p])
-    return (state.scores, state.entered, state.streaks, state.endgame, p)
+        return (state.scores[p], state.entered[p], streaks[p] if streaks else 0)
+    return (state.scores, state.entered, streaks, state.endgame, p)
 
 
 class OptimalBot:
@@ -240,7 +241,7 @@ class OptimalBot:
             self._carry = None
 
     def _arrays(self, rules: Rules, state: State, t_units: int) -> tuple[TurnContext, dict[str, np.ndarray]]:
-        key = _context_key(self.objective, state)
+        key = _context_key(self.objective, rules, state)
         hit = self._cache.get(key)
         if hit is not None and hit[0].t_cap > t_units:
             self._cache.move_to_end(key)
