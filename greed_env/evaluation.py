@@ -45,6 +45,7 @@ import itertools
 import math
 import multiprocessing as mp
 import os
+import pickle
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -534,6 +535,12 @@ def evaluate(
             if progress:
                 progress(done)
     else:
+        try:
+            pickle.loads(pickle.dumps(jobs[0]))
+        except Exception as exc:
+            raise ValueError(
+                f"the bot or opponent cannot be sent to worker processes ({exc}); use workers=1"
+            ) from None
         with mp.get_context("spawn").Pool(workers) as pool:
             for chunk in pool.imap_unordered(_run_chunk, jobs):
                 chunks.append(chunk)

@@ -106,6 +106,8 @@ def test_policy_snapshots_round_trip_and_play(tmp_path: Path) -> None:
     assert np.allclose(back.logits(obs), pol.logits(obs))
     res = evaluate(str(path), RULES, "turn", episodes=100, seed=1, regret_episodes=20)
     assert res.score.n == 100 and res.decisions > 0
+    two = evaluate(str(path), RULES, "turn", episodes=100, seed=1, regret_episodes=20, workers=2)
+    assert two.score == res.score and two.mean_regret == pytest.approx(res.mean_regret)
 
 
 def test_bad_model_files_get_clear_errors(tmp_path: Path) -> None:

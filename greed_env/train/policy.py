@@ -252,6 +252,15 @@ class PolicyBot:
                 f"{rules.name} needs {OBS_DIM} inputs and {self.catalog.n} actions"
             )
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["catalog"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.catalog = ActionCatalog(self.rules)
+
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`ModelFileError` unless ``rules`` are the policy's rules."""
         if rules is not self.rules and rules != self.rules:
