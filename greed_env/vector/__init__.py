@@ -8,7 +8,8 @@
 * :class:`~greed_env.vector.engine.BatchGame`: games at the level of the rules engine;
 * :mod:`greed_env.vector.tables`: the tables derived from the reference scoring.
 
-Order-free rules only: see :func:`~greed_env.vector.tables.check_vector_supported`.
+Every preset but Trippn (and no piggyback): see
+:func:`~greed_env.vector.tables.check_vector_supported`.
 """
 
 from greed_env.vector.engine import BatchGame, EpisodeBatch

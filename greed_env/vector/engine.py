@@ -87,7 +87,12 @@ class BatchGame:
     def decision_rows(self) -> np.ndarray:
         """Rows waiting for a decision."""
         ph = self.phase
-        return (ph == Phase.KEEP) | (ph == Phase.CONTINUE)
+        return (
+            (ph == Phase.KEEP)
+            | (ph == Phase.CONTINUE)
+            | (ph == Phase.SPLIT)
+            | (ph == Phase.ORDER_CHOICE)
+        )
 
     def apply_rolls(self, codes: np.ndarray, rows: np.ndarray | None = None) -> None:
         """Roll every flagged row (each must be at a chance node) with ``codes[i]``."""
@@ -124,7 +129,8 @@ class BatchGame:
         return () if r < 0 else self.tables.roll_of(r)
 
     def fields(self, i: int) -> dict[str, Any]:
-        """Row ``i`` as the reference :class:`~greed_env.rules.State` fields it models.
+        """Row ``i`` as the reference :class:`~greed_env.rules.State` fields it models
+        (every field but ``piggy``, ``shares`` and ``event``).
 
         ``final_left`` is in the reference's order (the owed seats after the player to act).
         """
@@ -163,7 +169,18 @@ def row_fields(S: np.ndarray, i: int, tables: VectorTables) -> dict[str, Any]:
         "contenders": contenders,
         "order_rolls": tuple(int(row[K.B_ORDER + q]) for q in contenders[:norder]),
         "winners": winners if over else (),
+        "carry": tables.dice_states[int(row[K.C_DSTATE])][1],
+        "for_nothing": bool(row[K.C_FOR_NOTHING]),
+        "finishers": _block(row, K.B_FIN, K.C_NFIN),
+        "votes": int(row[K.C_VOTES]),
+        "rolloff": _block(row, K.B_ROLLOFF, K.C_NROLLOFF),
+        "rolloff_scores": _block(row, K.B_RSCORE, K.C_NRSCORES),
+        "rolloff_round": int(row[K.C_RROUND]),
     }
+
+
+def _block(row: np.ndarray, start: int, count_col: int) -> tuple[int, ...]:
+    return tuple(int(x) for x in row[start : start + int(row[count_col])])
 
 
 def opponent_params(spec: Bot | str | None, rules: Rules) -> tuple[int, int, int, int]:
@@ -192,7 +209,8 @@ class EpisodeBatch:
     """``num_envs`` Solitaire or Duel episodes stepped together (the vector envs' engine).
 
     Args:
-        rules: preset name or :class:`~greed_env.rules.Rules` (order-free rules only).
+        rules: preset name or :class:`~greed_env.rules.Rules` (see
+            :func:`~greed_env.vector.tables.check_vector_supported`).
         num_envs: episodes in the batch.
         mode: ``"turn"`` / ``"race"`` (Solitaire objectives) or ``"duel"``.
         num_players: seats of a duel (1 for Solitaire).

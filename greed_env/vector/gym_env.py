@@ -192,8 +192,8 @@ class SolitaireVectorEnv(GreedVectorEnv):
     :class:`~greed_env.envs.solitaire.SolitaireEnv` (``render_mode`` excepted), plus
     ``autoreset_mode``, ``copy`` (return copies of the observation buffer, default True),
     ``buffer_size`` (dice codes buffered per sub-environment) and ``parallel`` (step on
-    numba's thread pool; off by default, see :class:`~greed_env.vector.engine.EpisodeBatch`). Order-free rules only
-    (:func:`~greed_env.vector.tables.check_vector_supported`).
+    numba's thread pool; off by default, see :class:`~greed_env.vector.engine.EpisodeBatch`).
+    Every preset but Trippn (:func:`~greed_env.vector.tables.check_vector_supported`).
     """
 
     def __init__(

@@ -1,12 +1,14 @@
 """Numba kernels of the vector engine: the game, episodes, observations and masks in batch.
 
 A batch of ``N`` games is one int64 array ``S`` of shape ``(N, N_COLS)``: one row per game,
-one column per field of :class:`greed_env.rules.State` that order-free rules use (seat fields
-in blocks of :data:`MAX_PLAYERS`). The transition functions below follow
-:mod:`greed_env.rules.game` field by field, including the fields a transition leaves alone,
-so that a row and a reference state stay equal after every move and roll (tested in
-``tests/test_vector_equivalence.py``). All dice knowledge comes from the tables of
-:mod:`greed_env.vector.tables`.
+one column per field of :class:`greed_env.rules.State` (seat fields and the ordered
+finishers, roll-off order and roll-off scores in blocks of :data:`MAX_PLAYERS`; the
+carry-over as a dice-state id; not the piggyback offer). The transition functions below
+follow :mod:`greed_env.rules.game` field by field, including the fields a transition leaves
+alone, so that a row and a reference state stay equal after every move and roll (tested in
+``tests/test_vector_equivalence.py`` and ``tests/test_vector_progressive.py``). All dice
+knowledge comes from the tables of :mod:`greed_env.vector.tables`: the kernels look up keep
+options, never score dice.
 
 Every table is one flat int64 array ``tab`` (layout: the ``T_*`` header slots, filled by
 :mod:`greed_env.vector.tables`). The kernels are compiled without numba's reference-counting
@@ -50,24 +52,40 @@ CFG_ACT_BUST = 17
 CFG_N_ACTIONS = 18
 CFG_VOLUNTARY_BUST = 19
 CFG_STREAK_SCALE = 20
-CFG_SIZE = 21
+CFG_EXACT = 21
+CFG_CARRY = 22
+CFG_SPLIT_VOTE = 23
+CFG_ROLLOFF_HORIZON = 24
+CFG_ACT_FOR_NOTHING = 25
+CFG_ACT_SPLIT = 26
+CFG_ACT_REFUSE = 27
+CFG_ACT_FIRST = 28
+CFG_ACT_LAST = 29
+CFG_TRIPPN = 30
+CFG_SIZE = 31
 
 # layout of the flat table: sizes and offsets of the sub-tables
-T_NROLLS = 21
-T_MAXOPT = 22
-T_OFF_OBS = 23
-T_OFF_COUNTS = 24
-T_OFF_DSTART = 25
-T_OFF_DECODE = 26
-T_OFF_NOPT = 27
-T_OFF_BEST = 28
-T_OFF_OPT = 29
-T_HEADER = 30
+T_NROLLS = 31
+T_NDS = 32
+T_OFF_OBS = 33
+T_OFF_COUNTS = 34
+T_OFF_RSTART = 35
+T_OFF_MC = 36
+T_OFF_PAIR = 37
+T_OFF_OSTART = 38
+T_OFF_SCORING = 39
+T_OFF_BEST = 40
+T_OFF_OPT = 41
+T_OFF_CARRY = 42
+T_OFF_DSDICE = 43
+T_HEADER = 44
 OPT_ACTION = 0
 OPT_SCORE = 1
 OPT_USED = 2
 OPT_WINS = 3
-OPT_FIELDS = 4
+OPT_NEXT = 4
+OPT_FIELDS = 5
+CARRY_FIELDS = 18  # working set size of each face, open fill flags, working pair flags
 
 MAX_PLAYERS = 8
 
@@ -85,19 +103,31 @@ C_WINNERS = 10
 C_NPLAYERS = 11
 C_CONTENDERS = 12
 C_NORDER = 13
-B_SCORE = 14
+C_DSTATE = 14  # carry-over rules: dice state (dice, carry-over); 0: nothing working
+C_FOR_NOTHING = 15
+C_NFIN = 16  # finishers so far (exact target), in order at B_FIN
+C_VOTES = 17
+C_NROLLOFF = 18  # roll-off order length at B_ROLLOFF (0: no roll-off)
+C_NRSCORES = 19  # roll-off scores of this round so far, at B_RSCORE
+C_RROUND = 20
+B_SCORE = 21
 B_ENTERED = B_SCORE + MAX_PLAYERS
 B_STREAK = B_ENTERED + MAX_PLAYERS
 B_TURNS = B_STREAK + MAX_PLAYERS
 B_OWED = B_TURNS + MAX_PLAYERS
 B_ORDER = B_OWED + MAX_PLAYERS
-N_COLS = B_ORDER + MAX_PLAYERS
+B_FIN = B_ORDER + MAX_PLAYERS
+B_ROLLOFF = B_FIN + MAX_PLAYERS
+B_RSCORE = B_ROLLOFF + MAX_PLAYERS
+N_COLS = B_RSCORE + MAX_PLAYERS
 
 PH_ORDER_ROLL = 0
 PH_START = 1
 PH_ROLL = 2
 PH_KEEP = 3
 PH_CONTINUE = 4
+PH_SPLIT = 5
+PH_ORDER_CHOICE = 6
 PH_OVER = 7
 
 MODE_TURN = 0
@@ -178,6 +208,14 @@ O_ME_OWED = 22
 O_BAR_ACTIVE = 23
 O_BAR = 24
 O_PROGRESS = 25
+O_WENT_OUT = 26
+O_WORKING_SET = 27
+O_OPEN_FILL = 28
+O_WORKING_PAIRS = 29
+O_IN_ROLLOFF = 30
+O_ROLLOFF_BEST = 31
+O_ROLLOFF_ROUND = 32
+O_SPLIT_VOTES = 33
 
 
 # ------------------------------------------------------------------------------------------
@@ -192,22 +230,61 @@ def _fresh_index(S, i, tab):
 
 
 @kernel
-def _row(tab, fi, r):
-    return fi * tab[T_NROLLS] + r
+def _table_row(S, i, tab):
+    """The option row of the roll showing in row ``i`` (its dice state and roll id)."""
+    d = S[i, C_DSTATE] if tab[CFG_CARRY] != 0 else _fresh_index(S, i, tab)
+    return tab[tab[T_OFF_PAIR] + d] + S[i, C_ROLL]
 
 
 @kernel
-def _opt(tab, fi, r, j, field):
-    return tab[tab[T_OFF_OPT] + ((fi * tab[T_NROLLS] + r) * tab[T_MAXOPT] + j) * OPT_FIELDS + field]
+def _n_options(tab, row):
+    ost = tab[T_OFF_OSTART]
+    return tab[ost + row + 1] - tab[ost + row]
 
 
 @kernel
-def _n_options(tab, fi, r):
-    return tab[tab[T_OFF_NOPT] + fi * tab[T_NROLLS] + r]
+def _opt(tab, row, j, field):
+    return tab[tab[T_OFF_OPT] + (tab[tab[T_OFF_OSTART] + row] + j) * OPT_FIELDS + field]
+
+
+@kernel
+def decode_roll(code, k, tab):
+    """Roll id of dice code ``code`` thrown with ``k`` dice: the base-6 digits of
+    ``code % 6**k`` are the faces (``greed_env.rules.sample_roll``), ranked among the sorted
+    rolls of ``k`` dice in ``combinations_with_replacement`` order."""
+    c = code % (6**k)
+    packed = 0
+    for _ in range(k):
+        packed += 1 << (4 * (c % 6))
+        c //= 6
+    mc = tab[T_OFF_MC]
+    rank = 0
+    prev = 0
+    j = 0
+    for f in range(6):
+        for _ in range((packed >> (4 * f)) & 15):
+            j += 1
+            for v in range(prev, f):
+                rank += tab[mc + (6 - v) * 9 + (k - j)]
+            prev = f
+    return tab[tab[T_OFF_RSTART] + k] + rank
 
 
 # ------------------------------------------------------------------------------------------
-# the game (greed_env.rules.game, order-free rules)
+# the game (greed_env.rules.game)
+
+
+@kernel
+def _in_rolloff(S, i):
+    return S[i, C_NROLLOFF] > 0 and S[i, C_PHASE] != PH_OVER
+
+
+@kernel
+def _at_target(S, i, tab):
+    """Exact target, outside a roll-off: banked plus unbanked points equal the target."""
+    if tab[CFG_EXACT] == 0 or _in_rolloff(S, i):
+        return False
+    return S[i, B_SCORE + S[i, C_PLAYER]] + S[i, C_TOTAL] == tab[CFG_TARGET]
 
 
 @kernel
@@ -220,31 +297,43 @@ def _needs_entry(S, i, p, tab):
 @kernel
 def can_bank(S, i, tab):
     """``greed_env.rules.game.can_bank`` of row ``i``."""
-    if S[i, C_PHASE] != PH_CONTINUE or S[i, C_TOTAL] <= 0 or S[i, C_BAR] >= 0:
+    if S[i, C_PHASE] != PH_CONTINUE or _in_rolloff(S, i):
+        return False
+    if S[i, C_TOTAL] <= 0 or S[i, C_BAR] >= 0:
         return False
     total = S[i, C_TOTAL]
     if total < tab[CFG_MIN_BANK]:
         return False
-    if _needs_entry(S, i, S[i, C_PLAYER], tab):
+    p = S[i, C_PLAYER]
+    if _needs_entry(S, i, p, tab):
         if tab[CFG_ENTRY_ROLL_SCOPE] != 0:
             if S[i, C_ENTRY_MET] == 0:
                 return False
         elif total < tab[CFG_ENTRY]:
             return False
-    return True
+    return not (tab[CFG_EXACT] != 0 and S[i, B_SCORE + p] + total >= tab[CFG_TARGET])
 
 
 @kernel
 def _begin_turn(S, i, p, tab):
-    S[i, B_TURNS + p] += 1
+    if S[i, C_NROLLOFF] == 0:
+        S[i, B_TURNS + p] += 1
     S[i, C_PHASE] = PH_ROLL
     S[i, C_PLAYER] = p
     S[i, C_TOTAL] = 0
     S[i, C_DICE] = tab[CFG_NUM_DICE]
     S[i, C_ROLL] = -1
+    S[i, C_DSTATE] = 0
     S[i, C_FRESH] = 1
     S[i, C_BAR] = -1
     S[i, C_ENTRY_MET] = 0
+    S[i, C_FOR_NOTHING] = 0
+
+
+@kernel
+def _finish(S, i, winners):
+    S[i, C_PHASE] = PH_OVER
+    S[i, C_WINNERS] = winners
 
 
 @kernel
@@ -269,6 +358,35 @@ def new_game(S, i, n, first_player, tab):
 
 
 @kernel
+def _finishers_mask(S, i):
+    w = 0
+    for k in range(S[i, C_NFIN]):
+        w |= 1 << S[i, B_FIN + k]
+    return w
+
+
+@kernel
+def _resolve_end(S, i, tab):
+    n = S[i, C_NPLAYERS]
+    if tab[CFG_EXACT] != 0:
+        if S[i, C_NFIN] == 1 or tab[CFG_SPLIT_VOTE] == 0:
+            _finish(S, i, _finishers_mask(S, i))
+            return
+        S[i, C_PHASE] = PH_SPLIT
+        S[i, C_PLAYER] = S[i, B_FIN]
+        S[i, C_VOTES] = 0
+        return
+    top = S[i, B_SCORE]
+    for q in range(1, n):
+        top = max(top, S[i, B_SCORE + q])
+    winners = 0
+    for q in range(n):
+        if S[i, B_SCORE + q] == top:
+            winners |= 1 << q
+    _finish(S, i, winners)
+
+
+@kernel
 def _next_turn(S, i, tab):
     n = S[i, C_NPLAYERS]
     p = S[i, C_PLAYER]
@@ -277,6 +395,7 @@ def _next_turn(S, i, tab):
         S[i, B_ENTERED + p] = 1
     S[i, C_TOTAL] = 0
     S[i, C_ROLL] = -1
+    S[i, C_DSTATE] = 0
     if S[i, C_ENDGAME] != 0:
         S[i, B_OWED + p] = 0
         for k in range(1, n + 1):
@@ -284,26 +403,58 @@ def _next_turn(S, i, tab):
             if S[i, B_OWED + q] != 0:
                 _begin_turn(S, i, q, tab)
                 return
-        top = S[i, B_SCORE]
-        for q in range(1, n):
-            top = max(top, S[i, B_SCORE + q])
-        winners = 0
-        for q in range(n):
-            if S[i, B_SCORE + q] == top:
-                winners |= 1 << q
-        S[i, C_PHASE] = PH_OVER
-        S[i, C_WINNERS] = winners
+        _resolve_end(S, i, tab)
         return
     if S[i, C_ROUNDS] >= tab[CFG_HORIZON] * n:
-        S[i, C_PHASE] = PH_OVER
-        S[i, C_WINNERS] = (1 << n) - 1
+        _finish(S, i, (1 << n) - 1)
         return
     _begin_turn(S, i, (p + 1) % n, tab)
 
 
 @kernel
+def _rolloff_turn_done(S, i, tab):
+    """``_rolloff_turn_done``: a roll-off turn ended (always by a bust) with its points."""
+    k = S[i, C_NRSCORES]
+    S[i, B_RSCORE + k] = S[i, C_TOTAL]
+    k += 1
+    S[i, C_NRSCORES] = k
+    m = S[i, C_NROLLOFF]
+    if k < m:
+        _begin_turn(S, i, S[i, B_ROLLOFF + k], tab)
+        return
+    top = S[i, B_RSCORE]
+    for j in range(1, m):
+        top = max(top, S[i, B_RSCORE + j])
+    tied = 0
+    count = 0
+    for j in range(m):
+        if S[i, B_RSCORE + j] == top:
+            tied |= 1 << S[i, B_ROLLOFF + j]
+            count += 1
+    if count == 1 or S[i, C_RROUND] >= tab[CFG_ROLLOFF_HORIZON]:
+        _finish(S, i, tied)
+        return
+    w = 0
+    for j in range(m):
+        if S[i, B_RSCORE + j] == top:
+            S[i, B_ROLLOFF + w] = S[i, B_ROLLOFF + j]
+            w += 1
+    for j in range(MAX_PLAYERS):
+        S[i, B_RSCORE + j] = 0
+        if j >= w:
+            S[i, B_ROLLOFF + j] = 0
+    S[i, C_NROLLOFF] = w
+    S[i, C_NRSCORES] = 0
+    S[i, C_RROUND] += 1
+    _begin_turn(S, i, S[i, B_ROLLOFF], tab)
+
+
+@kernel
 def end_turn(S, i, bust, tab):
     """``_end_turn``: the turn ends without banking (a bust counts toward penalties)."""
+    if _in_rolloff(S, i):
+        _rolloff_turn_done(S, i, tab)
+        return
     p = S[i, C_PLAYER]
     if bust:
         streak = S[i, B_STREAK + p] + 1
@@ -316,37 +467,67 @@ def end_turn(S, i, bust, tab):
 
 
 @kernel
+def _owe_final_round(S, i, p):
+    S[i, C_ENDGAME] = 1
+    for q in range(S[i, C_NPLAYERS]):
+        S[i, B_OWED + q] = 0 if q == p else 1
+
+
+@kernel
 def _bank(S, i, tab):
     p = S[i, C_PLAYER]
     n = S[i, C_NPLAYERS]
     S[i, B_SCORE + p] += S[i, C_TOTAL]
     S[i, B_ENTERED + p] = 1
     S[i, B_STREAK + p] = 0
-    if S[i, B_SCORE + p] >= tab[CFG_TARGET] and S[i, C_ENDGAME] == 0:
+    if tab[CFG_EXACT] == 0 and S[i, B_SCORE + p] >= tab[CFG_TARGET] and S[i, C_ENDGAME] == 0:
         if tab[CFG_FINAL_ROUND] == 0 or n == 1:
-            S[i, C_PHASE] = PH_OVER
-            S[i, C_WINNERS] = 1 << p
+            _finish(S, i, 1 << p)
             return
-        S[i, C_ENDGAME] = 1
-        for q in range(n):
-            S[i, B_OWED + q] = 0 if q == p else 1
+        _owe_final_round(S, i, p)
     _next_turn(S, i, tab)
 
 
 @kernel
-def _keep(S, i, score, used, wins, tab):
+def _go_out(S, i, tab):
+    """``_go_out``: the roll for nothing scored nothing; the player is on the target."""
     p = S[i, C_PLAYER]
+    S[i, B_SCORE + p] = tab[CFG_TARGET]
+    S[i, B_FIN + S[i, C_NFIN]] = p
+    S[i, C_NFIN] += 1
+    S[i, B_STREAK + p] = 0
+    if S[i, C_ENDGAME] == 0:
+        if tab[CFG_FINAL_ROUND] == 0 or S[i, C_NPLAYERS] == 1:
+            _finish(S, i, 1 << p)
+            return
+        _owe_final_round(S, i, p)
+    _next_turn(S, i, tab)
+
+
+@kernel
+def _locked_in(S, i, tab):
+    """Trippn roll-off: sets of 2s, 3s, 4s and 6s all working."""
+    c = tab[T_OFF_CARRY] + S[i, C_DSTATE] * CARRY_FIELDS
+    return tab[c + 1] != 0 and tab[c + 2] != 0 and tab[c + 3] != 0 and tab[c + 5] != 0
+
+
+@kernel
+def _keep(S, i, row, j, tab):
+    """``_apply_keep`` of option ``j`` of table row ``row``."""
+    p = S[i, C_PLAYER]
+    score = _opt(tab, row, j, OPT_SCORE)
     total = S[i, C_TOTAL] + score
-    if wins != 0:
+    if _opt(tab, row, j, OPT_WINS) != 0:
         S[i, C_TOTAL] = total
-        S[i, C_PHASE] = PH_OVER
-        S[i, C_WINNERS] = 1 << p
+        _finish(S, i, 1 << p)
         return
-    dice = S[i, C_DICE] - used
+    dice = S[i, C_DICE] - _opt(tab, row, j, OPT_USED)
     fresh = 0
     if dice == 0 and tab[CFG_HOT_DICE] != 0:
         dice = tab[CFG_NUM_DICE]
         fresh = 1
+    if tab[CFG_CARRY] != 0:
+        S[i, C_DSTATE] = _opt(tab, row, j, OPT_NEXT)
     if score >= tab[CFG_ENTRY]:
         S[i, C_ENTRY_MET] = 1
     S[i, C_PHASE] = PH_CONTINUE
@@ -355,6 +536,13 @@ def _keep(S, i, score, used, wins, tab):
     S[i, C_ROLL] = -1
     S[i, C_FRESH] = fresh
     S[i, C_BAR] = -1
+    if _in_rolloff(S, i):
+        if tab[CFG_TRIPPN] != 0 and _locked_in(S, i, tab):
+            _finish(S, i, 1 << p)
+        return
+    if tab[CFG_EXACT] != 0 and S[i, B_SCORE + p] + total > tab[CFG_TARGET]:
+        end_turn(S, i, True, tab)
+        return
     if dice == 0 and not can_bank(S, i, tab):
         end_turn(S, i, False, tab)
 
@@ -407,67 +595,107 @@ def _order_roll(S, i, face, tab):
 @kernel
 def apply_roll(S, i, code, tab):
     """``apply_roll`` of the roll that ``code`` decodes to (one die at the who-starts roll)."""
-    dstart = tab[T_OFF_DSTART]
-    decode = tab[T_OFF_DECODE]
     if S[i, C_PHASE] == PH_ORDER_ROLL:
-        r = tab[decode + tab[dstart + 1] + code % 6]
-        counts = tab[T_OFF_COUNTS] + 6 * r
+        counts = tab[T_OFF_COUNTS] + 6 * decode_roll(code, 1, tab)
         face = 1
         for f in range(6):
             if tab[counts + f] != 0:
                 face = f + 1
         _order_roll(S, i, face, tab)
         return
-    k = S[i, C_DICE]
-    r = tab[decode + tab[dstart + k] + code % (6**k)]
-    S[i, C_ROLL] = r
+    S[i, C_ROLL] = decode_roll(code, S[i, C_DICE], tab)
+    row = _table_row(S, i, tab)
+    if S[i, C_FOR_NOTHING] != 0:
+        S[i, C_FOR_NOTHING] = 0
+        if tab[tab[T_OFF_SCORING] + row] != 0:
+            end_turn(S, i, True, tab)
+        else:
+            _go_out(S, i, tab)
+        return
     S[i, C_PHASE] = PH_KEEP
-    fi = _fresh_index(S, i, tab)
     bar = S[i, C_BAR]
-    cnt = _n_options(tab, fi, r)
+    cnt = _n_options(tab, row)
     if bar < 0:
         if cnt > 0:
             return
     else:
         for j in range(cnt):
-            if _opt(tab, fi, r, j, OPT_SCORE) > bar:
+            if _opt(tab, row, j, OPT_SCORE) > bar:
                 return
     end_turn(S, i, True, tab)
+
+
+@kernel
+def _nth_action(S, i, tab, nth, ids):
+    """Walk the legal actions of row ``i`` in ``legal_moves`` order: with ``ids`` None the
+    ``nth`` one is returned (-1 if none; ``nth < 0``: the count), else each is flagged in
+    ``ids[i]`` (the mask)."""
+    ph = S[i, C_PHASE]
+    m = 0
+    if ph == PH_KEEP:
+        row = _table_row(S, i, tab)
+        bar = S[i, C_BAR]
+        for j in range(_n_options(tab, row)):
+            if bar < 0 or _opt(tab, row, j, OPT_SCORE) > bar:
+                a = _opt(tab, row, j, OPT_ACTION)
+                if ids is not None:
+                    ids[i, a] = 1
+                elif m == nth:
+                    return a
+                m += 1
+        if not _in_rolloff(S, i):
+            for flag, a in (
+                (CFG_REROLL_ALL, tab[CFG_ACT_REROLL]),
+                (CFG_VOLUNTARY_BUST, tab[CFG_ACT_BUST]),
+            ):
+                if tab[flag] != 0:
+                    if ids is not None:
+                        ids[i, a] = 1
+                    elif m == nth:
+                        return a
+                    m += 1
+        return m if nth < 0 else -1
+    first = -1
+    second = -1
+    if ph == PH_CONTINUE:
+        if _in_rolloff(S, i):
+            first = tab[CFG_ACT_ROLL]
+        elif _at_target(S, i, tab):
+            first = tab[CFG_ACT_FOR_NOTHING]
+        else:
+            if can_bank(S, i, tab):
+                first = tab[CFG_ACT_BANK]
+            if S[i, C_DICE] > 0:
+                if first < 0:
+                    first = tab[CFG_ACT_ROLL]
+                else:
+                    second = tab[CFG_ACT_ROLL]
+    elif ph == PH_SPLIT:
+        first = tab[CFG_ACT_SPLIT]
+        second = tab[CFG_ACT_REFUSE]
+    elif ph == PH_ORDER_CHOICE:
+        first = tab[CFG_ACT_FIRST]
+        second = tab[CFG_ACT_LAST]
+    if first >= 0:
+        if ids is not None:
+            ids[i, first] = 1
+        elif nth == 0:
+            return first
+        m += 1
+    if second >= 0:
+        if ids is not None:
+            ids[i, second] = 1
+        elif nth == 1:
+            return second
+        m += 1
+    return m if nth < 0 else -1
 
 
 @kernel
 def legal_action(S, i, tab, nth):
     """The ``nth`` legal action of row ``i`` in ``legal_moves`` order (``nth < 0``: the count
     of legal actions is returned instead)."""
-    ph = S[i, C_PHASE]
-    m = 0
-    if ph == PH_KEEP:
-        r = S[i, C_ROLL]
-        fi = _fresh_index(S, i, tab)
-        bar = S[i, C_BAR]
-        for j in range(_n_options(tab, fi, r)):
-            if bar < 0 or _opt(tab, fi, r, j, OPT_SCORE) > bar:
-                if m == nth:
-                    return _opt(tab, fi, r, j, OPT_ACTION)
-                m += 1
-        if tab[CFG_REROLL_ALL] != 0:
-            if m == nth:
-                return tab[CFG_ACT_REROLL]
-            m += 1
-        if tab[CFG_VOLUNTARY_BUST] != 0:
-            if m == nth:
-                return tab[CFG_ACT_BUST]
-            m += 1
-    elif ph == PH_CONTINUE:
-        if can_bank(S, i, tab):
-            if m == nth:
-                return tab[CFG_ACT_BANK]
-            m += 1
-        if S[i, C_DICE] > 0:
-            if m == nth:
-                return tab[CFG_ACT_ROLL]
-            m += 1
-    return m if nth < 0 else -1
+    return _nth_action(S, i, tab, nth, None)
 
 
 @kernel
@@ -480,52 +708,91 @@ def random_legal(S, i, tab, u):
 
 
 @kernel
+def _split_vote(S, i):
+    votes = S[i, C_VOTES] + 1
+    if votes == S[i, C_NFIN]:
+        _finish(S, i, _finishers_mask(S, i))
+        return
+    S[i, C_VOTES] = votes
+    S[i, C_PLAYER] = S[i, B_FIN + votes]
+
+
+@kernel
+def _start_rolloff(S, i, last, tab):
+    """The first finisher rolls first (or last) in the roll-off of the finishers."""
+    nf = S[i, C_NFIN]
+    for k in range(nf):
+        src = k
+        if last:
+            src = (k + 1) % nf
+        S[i, B_ROLLOFF + k] = S[i, B_FIN + src]
+    S[i, C_NROLLOFF] = nf
+    S[i, C_NRSCORES] = 0
+    S[i, C_RROUND] = 1
+    _begin_turn(S, i, S[i, B_ROLLOFF], tab)
+
+
+@kernel
 def apply_action(S, i, a, tab):
     """Play catalog action ``a`` in row ``i``; an illegal one forfeits the turn as a bust
-    (``greed_env.rules.forfeit_turn``). Returns True if the action was illegal."""
+    (``greed_env.envs.common.forfeit``: in the split vote and the roll-off order choice the
+    first legal move is played instead). Returns True if the action was illegal."""
     ph = S[i, C_PHASE]
     if ph == PH_KEEP:
-        r = S[i, C_ROLL]
-        fi = _fresh_index(S, i, tab)
+        row = _table_row(S, i, tab)
         bar = S[i, C_BAR]
-        for j in range(_n_options(tab, fi, r)):
-            if _opt(tab, fi, r, j, OPT_ACTION) == a:
-                score = _opt(tab, fi, r, j, OPT_SCORE)
-                if bar < 0 or score > bar:
-                    _keep(
-                        S,
-                        i,
-                        score,
-                        _opt(tab, fi, r, j, OPT_USED),
-                        _opt(tab, fi, r, j, OPT_WINS),
-                        tab,
-                    )
-                    return False
-        if a == tab[CFG_ACT_REROLL] and tab[CFG_REROLL_ALL] != 0:
-            given_up = S[i, C_TOTAL] + tab[tab[T_OFF_BEST] + _row(tab, fi, r)]
+        for j in range(_n_options(tab, row)):
+            if _opt(tab, row, j, OPT_ACTION) == a and (bar < 0 or _opt(tab, row, j, OPT_SCORE) > bar):
+                _keep(S, i, row, j, tab)
+                return False
+        rolloff = _in_rolloff(S, i)
+        if a == tab[CFG_ACT_REROLL] and tab[CFG_REROLL_ALL] != 0 and not rolloff:
+            given_up = S[i, C_TOTAL] + tab[tab[T_OFF_BEST] + row]
             S[i, C_PHASE] = PH_ROLL
             S[i, C_TOTAL] = 0
             S[i, C_DICE] = tab[CFG_NUM_DICE]
             S[i, C_ROLL] = -1
+            S[i, C_DSTATE] = 0
             S[i, C_FRESH] = 1
             S[i, C_BAR] = given_up if tab[CFG_MUST_BEAT] != 0 else -1
             S[i, C_ENTRY_MET] = 0
             return False
-        if a == tab[CFG_ACT_BUST] and tab[CFG_VOLUNTARY_BUST] != 0:
+        if a == tab[CFG_ACT_BUST] and tab[CFG_VOLUNTARY_BUST] != 0 and not rolloff:
             end_turn(S, i, True, tab)
             return False
         end_turn(S, i, True, tab)
         return True
     if ph == PH_CONTINUE:
-        if a == tab[CFG_ACT_BANK] and can_bank(S, i, tab):
-            _bank(S, i, tab)
-            return False
-        if a == tab[CFG_ACT_ROLL] and S[i, C_DICE] > 0:
+        if _in_rolloff(S, i):
+            legal = a == tab[CFG_ACT_ROLL]
+        elif _at_target(S, i, tab):
+            if a == tab[CFG_ACT_FOR_NOTHING]:
+                S[i, C_PHASE] = PH_ROLL
+                S[i, C_ROLL] = -1
+                S[i, C_FOR_NOTHING] = 1
+                return False
+            legal = False
+        else:
+            if a == tab[CFG_ACT_BANK] and can_bank(S, i, tab):
+                _bank(S, i, tab)
+                return False
+            legal = a == tab[CFG_ACT_ROLL] and S[i, C_DICE] > 0
+        if legal:
             S[i, C_PHASE] = PH_ROLL
             S[i, C_ROLL] = -1
             return False
         end_turn(S, i, True, tab)
         return True
+    if ph == PH_SPLIT:
+        if a == tab[CFG_ACT_REFUSE]:
+            S[i, C_PHASE] = PH_ORDER_CHOICE
+            S[i, C_PLAYER] = S[i, B_FIN]
+            return False
+        _split_vote(S, i)
+        return a != tab[CFG_ACT_SPLIT]
+    if ph == PH_ORDER_CHOICE:
+        _start_rolloff(S, i, a == tab[CFG_ACT_LAST], tab)
+        return a != tab[CFG_ACT_FIRST] and a != tab[CFG_ACT_LAST]
     return True
 
 
@@ -534,17 +801,16 @@ def threshold_action(S, i, tab, bank_at, style, min_dice):
     """``ThresholdBot(bank_at, keep=style, min_dice).act`` of row ``i`` as an action id."""
     ph = S[i, C_PHASE]
     if ph == PH_KEEP:
-        r = S[i, C_ROLL]
-        fi = _fresh_index(S, i, tab)
+        row = _table_row(S, i, tab)
         bar = S[i, C_BAR]
         best = -1
         k1 = 0
         k2 = 0
-        for j in range(_n_options(tab, fi, r)):
-            sc = _opt(tab, fi, r, j, OPT_SCORE)
+        for j in range(_n_options(tab, row)):
+            sc = _opt(tab, row, j, OPT_SCORE)
             if bar >= 0 and sc <= bar:
                 continue
-            used = _opt(tab, fi, r, j, OPT_USED)
+            used = _opt(tab, row, j, OPT_USED)
             if style == KEEP_MOST:
                 a1 = used
                 a2 = sc
@@ -559,11 +825,15 @@ def threshold_action(S, i, tab, bank_at, style, min_dice):
                 k1 = a1
                 k2 = a2
         if best >= 0:
-            return _opt(tab, fi, r, best, OPT_ACTION)
+            return _opt(tab, row, best, OPT_ACTION)
         if tab[CFG_VOLUNTARY_BUST] != 0:
             return tab[CFG_ACT_BUST]
         return tab[CFG_ACT_REROLL]
     if ph == PH_CONTINUE:
+        if _in_rolloff(S, i):
+            return tab[CFG_ACT_ROLL]
+        if _at_target(S, i, tab):
+            return tab[CFG_ACT_FOR_NOTHING]
         p = S[i, C_PLAYER]
         if can_bank(S, i, tab):
             need = bank_at
@@ -575,6 +845,10 @@ def threshold_action(S, i, tab, bank_at, style, min_dice):
         if S[i, C_DICE] > 0:
             return tab[CFG_ACT_ROLL]
         return tab[CFG_ACT_BANK]
+    if ph == PH_SPLIT:
+        return tab[CFG_ACT_SPLIT]
+    if ph == PH_ORDER_CHOICE:
+        return tab[CFG_ACT_FIRST]
     return -1
 
 
@@ -652,6 +926,32 @@ def encode_row(S, i, me, tab, out, o):
         out[o, tab[oi + O_BAR_ACTIVE]] = 1.0
         out[o, tab[oi + O_BAR]] = _clip(bar / target, 0.0, 2.0)
     out[o, tab[oi + O_PROGRESS]] = _clip(S[i, C_ROUNDS] / (tab[CFG_HORIZON] * n), 0.0, 1.0)
+    if tab[CFG_EXACT] != 0:
+        out[o, tab[oi + O_EXACT]] = 1.0
+        went_out = tab[oi + O_WENT_OUT]
+        for k in range(S[i, C_NFIN]):
+            out[o, went_out + (S[i, B_FIN + k] - me) % n] = 1.0
+    if tab[CFG_CARRY] != 0:
+        c = tab[T_OFF_CARRY] + S[i, C_DSTATE] * CARRY_FIELDS
+        for f in range(6):
+            if tab[c + f] != 0:
+                out[o, tab[oi + O_WORKING_SET] + f] = _clip(tab[c + f] / nd, 0.0, 1.0)
+            if tab[c + 6 + f] != 0:
+                out[o, tab[oi + O_OPEN_FILL] + f] = 1.0
+            if tab[c + 12 + f] != 0:
+                out[o, tab[oi + O_WORKING_PAIRS] + f] = 1.0
+    if _in_rolloff(S, i):
+        out[o, tab[oi + O_IN_ROLLOFF]] = 1.0
+        out[o, tab[oi + O_ROLLOFF_ROUND]] = _clip(
+            S[i, C_RROUND] / tab[CFG_ROLLOFF_HORIZON], 0.0, 1.0
+        )
+    if S[i, C_NRSCORES] > 0:
+        best = S[i, B_RSCORE]
+        for k in range(1, S[i, C_NRSCORES]):
+            best = max(best, S[i, B_RSCORE + k])
+        out[o, tab[oi + O_ROLLOFF_BEST]] = _clip(best / target, 0.0, 2.0)
+    if phase == PH_SPLIT:
+        out[o, tab[oi + O_SPLIT_VOTES]] = S[i, C_VOTES] / n
 
 
 @kernel
@@ -659,23 +959,7 @@ def mask_row(S, i, tab, mask):
     """The catalog mask of row ``i`` into ``mask[i]`` (all zeros at chance and terminal rows)."""
     for c in range(mask.shape[1]):
         mask[i, c] = 0
-    ph = S[i, C_PHASE]
-    if ph == PH_KEEP:
-        r = S[i, C_ROLL]
-        fi = _fresh_index(S, i, tab)
-        bar = S[i, C_BAR]
-        for j in range(_n_options(tab, fi, r)):
-            if bar < 0 or _opt(tab, fi, r, j, OPT_SCORE) > bar:
-                mask[i, _opt(tab, fi, r, j, OPT_ACTION)] = 1
-        if tab[CFG_REROLL_ALL] != 0:
-            mask[i, tab[CFG_ACT_REROLL]] = 1
-        if tab[CFG_VOLUNTARY_BUST] != 0:
-            mask[i, tab[CFG_ACT_BUST]] = 1
-    elif ph == PH_CONTINUE:
-        if can_bank(S, i, tab):
-            mask[i, tab[CFG_ACT_BANK]] = 1
-        if S[i, C_DICE] > 0:
-            mask[i, tab[CFG_ACT_ROLL]] = 1
+    _nth_action(S, i, tab, -1, mask)
 
 
 # ------------------------------------------------------------------------------------------
@@ -996,3 +1280,10 @@ def free_slots(E, read_col, write_col, size):
         total += size - left
         low = min(low, left)
     return total, low
+
+
+@kernel
+def batch_decode(codes, k, tab, out):
+    """Roll ids of the dice codes ``codes`` thrown with ``k`` dice (tests)."""
+    for j in range(codes.shape[0]):
+        out[j] = decode_roll(codes[j], k, tab)

@@ -1,28 +1,38 @@
 """Lookup tables of the vector engine, derived from the reference rules implementation.
 
-Nothing here scores dice or decodes rolls by itself:
-
-* every keep option of every roll comes from :func:`greed_env.rules.scoring.keep_options`
-  (the one reference scoring), its action id from the rules'
-  :class:`~greed_env.envs.catalog.ActionCatalog`;
-* the code-to-roll table is filled by calling :func:`greed_env.rules.sample_roll` with a
-  generator that returns each code in turn, so a code means the same roll to the vector
-  engine and to the reference engine.
+Nothing here scores dice by itself: every keep option of every roll comes from
+:func:`greed_env.rules.scoring.keep_options` (the one reference scoring), its action id from
+the rules' :class:`~greed_env.envs.catalog.ActionCatalog`, and whether a roll for nothing
+scores from :func:`~greed_env.rules.scoring.has_scoring_keep`.
 
 A roll of ``k`` dice is a sorted multiset with a *roll id*; ids of ``k`` dice are
 ``roll_start[k] .. roll_start[k + 1] - 1`` in ``combinations_with_replacement`` order. One
 random *code* in ``[0, 6**num_dice)`` serves a roll of any ``k <= num_dice`` dice as
-``code % 6**k`` (uniform, since ``6**k`` divides ``6**num_dice``), decoded by
-``decode[decode_start[k] + code % 6**k]``.
+``code % 6**k`` (uniform, since ``6**k`` divides ``6**num_dice``); the kernels read its ``k``
+base-6 digits as the faces, as :func:`greed_env.rules.sample_roll` does (tested on every
+code of every ``k``).
+
+Options are indexed by *dice state* and roll. A dice state is what, besides the roll, decides
+the legal keeps:
+
+* order-free rules: two states, 0 (not fresh) and 1 (a fresh full roll);
+* carry-over rules (Progressive): the reachable (dice to roll, carry-over) pairs enumerated
+  by :func:`greed_env.solver.carry.carry_tables` (204 for Progressive), state 0 being a fresh
+  full roll with nothing working; each option names the dice state it leads to.
+
+The options of (dice state ``d``, roll ``r``) are records ``opt_start[row] ..
+opt_start[row + 1] - 1`` with ``row = pair_base[d] + r``, in :func:`keep_options` order (the
+order of :func:`~greed_env.rules.legal_moves`).
 
 >>> t = vector_tables("ten_thousand")
 >>> int(t.roll_start[7] - t.roll_start[6]), t.max_options >= 1
 (462, True)
->>> r = int(t.decode[t.decode_start[6] + 0])
->>> t.roll_counts[r].tolist()          # code 0 is six 1s
-[6, 0, 0, 0, 0, 0]
->>> [t.catalog.labels[a] for a in t.opt_action[1, r, : t.opt_count[1, r]]][:3]
+>>> r = t.roll_id((1, 1, 1, 1, 1, 1))
+>>> [t.catalog.labels[o[0]] for o in t.options(1, r)][:3]
 ['keep 1', 'keep 1,1', 'keep 1,1,1']
+>>> p = vector_tables("progressive")
+>>> p.n_dice_states, p.dice_states[0]
+(204, (8, Carry(sets=(0, 0, 0, 0, 0, 0), fills=(), pairs=())))
 """
 
 from __future__ import annotations
@@ -30,49 +40,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations_with_replacement
-from typing import Any
+from math import comb
 
 import numpy as np
 
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import MAX_SEATS, OBS_DIM, OBS_INDEX, STREAK_SCALE_DEFAULT
-from greed_env.rules import Phase, Rules, new_game, resolve_rules, sample_roll
-from greed_env.rules.scoring import EMPTY_CARRY, keep_options
-from greed_env.vector.kernels import (
-    CFG_ACT_BANK,
-    CFG_ACT_BUST,
-    CFG_ACT_REROLL,
-    CFG_ACT_ROLL,
-    CFG_ENTRY,
-    CFG_ENTRY_ROLL_SCOPE,
-    CFG_ENTRY_UNTIL_MADE,
-    CFG_FINAL_ROUND,
-    CFG_FIRST_ROLL,
-    CFG_HORIZON,
-    CFG_HOT_DICE,
-    CFG_MIN_BANK,
-    CFG_MUST_BEAT,
-    CFG_N_ACTIONS,
-    CFG_NUM_DICE,
-    CFG_PENALTY,
-    CFG_PENALTY_AFTER,
-    CFG_REROLL_ALL,
-    CFG_SIZE,
-    CFG_STREAK_SCALE,
-    CFG_TARGET,
-    CFG_VOLUNTARY_BUST,
-    OPT_FIELDS,
-    T_HEADER,
-    T_MAXOPT,
-    T_NROLLS,
-    T_OFF_BEST,
-    T_OFF_COUNTS,
-    T_OFF_DECODE,
-    T_OFF_DSTART,
-    T_OFF_NOPT,
-    T_OFF_OBS,
-    T_OFF_OPT,
-)
+from greed_env.rules import Rules, resolve_rules
+from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
+from greed_env.vector import kernels as K
 
 __all__ = [
     "MAX_VECTOR_DICE",
@@ -82,13 +58,14 @@ __all__ = [
     "vector_tables",
 ]
 
-MAX_VECTOR_DICE = 6
-"""Largest ``num_dice`` the vector engine tables (the decode table holds ``6**k`` codes)."""
+MAX_VECTOR_DICE = 8
+"""Largest ``num_dice`` the vector engine tables (the rules allow no more)."""
 
 FACES = (1, 2, 3, 4, 5, 6)
 
 
-# obs index slots (int64 vector of positions in the observation, from OBS_INDEX)
+# obs index slots (int64 vector of positions in the observation, from OBS_INDEX), in the
+# order of the kernels' O_* constants
 OBS_SLOT_NAMES = (
     "num_dice",
     "num_players",
@@ -116,6 +93,14 @@ OBS_SLOT_NAMES = (
     "bar_active",
     "bar",
     "round_progress",
+    "went_out_0",
+    "working_set_1",
+    "open_fill_1",
+    "working_pairs_1",
+    "in_rolloff",
+    "rolloff_best",
+    "rolloff_round",
+    "split_votes",
 )
 
 
@@ -126,20 +111,20 @@ class VectorUnsupportedError(ValueError):
 def check_vector_supported(rules: Rules) -> None:
     """Raise :class:`VectorUnsupportedError` naming each rules field the engine does not model.
 
-    Modelled: every order-free rule set of at most :data:`MAX_VECTOR_DICE` dice (entry
-    thresholds of either scope, ``entry_until_made``, ``min_bank``, hot dice on or off,
-    reroll-all with or without must-beat, voluntary bust, bust penalties, the nothing bonus,
-    the all-dice bonus, the final round, six-of-a-kind wins, the who-starts roll, the horizon).
-    Not modelled: ``carry_over`` / ``trippn`` (tap-order keeps whose outcome depends on the
-    turn's working combinations: the options of a roll are a function of the roll *and* the
-    carry-over, see ``docs/scale.md``), ``exact_target`` (roll for nothing, split vote and
-    roll-off), ``piggyback``.
+    Modelled: every order-free rule set (entry thresholds of either scope,
+    ``entry_until_made``, ``min_bank``, hot dice on or off, reroll-all with or without
+    must-beat, voluntary bust, bust penalties, the nothing bonus, the all-dice bonus, the
+    final round, six-of-a-kind wins, the who-starts roll, the horizon), up to eight dice; the
+    exact target (overshoot, roll for nothing, finishers, split vote, roll-off order and
+    roll-offs); and carry-over rules with hot dice whose dice states close (Progressive).
+    Not modelled: ``trippn`` (the carry-over survives hot dice, so the dice states never
+    close: see ``docs/scale.md``), carry-over without hot dice, ``piggyback``.
     """
     bad = []
-    if rules.carry_over:
-        bad.append("carry_over=True (tap-order keeps with working combinations)")
-    if rules.exact_target:
-        bad.append("exact_target=True (roll for nothing, split vote, roll-off)")
+    if rules.trippn:
+        bad.append("trippn=True (carry-over through hot dice: the dice states never close)")
+    if rules.carry_over and not rules.hot_dice:
+        bad.append("carry_over=True with hot_dice=False")
     if rules.piggyback:
         bad.append("piggyback=True")
     if rules.num_dice > MAX_VECTOR_DICE:
@@ -150,16 +135,9 @@ def check_vector_supported(rules: Rules) -> None:
         )
 
 
-class _CodeSource:
-    """A stand-in generator whose next ``integers`` draw is a chosen code."""
-
-    def __init__(self) -> None:
-        self.code = 0
-
-    def integers(self, high: int, *args: Any, **kwargs: Any) -> int:
-        if not 0 <= self.code < high:
-            raise ValueError(f"code {self.code} outside [0, {high})")
-        return self.code
+Option = tuple[int, int, int, int, int]
+"""One keep option record: (catalog action id, points, dice kept, instant win, next dice
+state; -1 under order-free rules, where the kernels work out the dice left)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,16 +150,16 @@ class VectorTables:
         num_dice: dice in a full roll.
         roll_start: ``(num_dice + 2,)``; roll ids of ``k`` dice are ``roll_start[k]`` to
             ``roll_start[k + 1] - 1``.
-        roll_size: ``(R,)`` dice in each roll.
         roll_counts: ``(R, 6)`` dice showing each face.
-        decode_start: ``(num_dice + 1,)`` offset of the ``k``-dice codes in ``decode``.
-        decode: roll id of code ``c`` of ``k`` dice at ``decode[decode_start[k] + c]``.
-        opt_count: ``(2, R)`` keep options of a roll; index 0: not fresh, 1: a fresh full
-            roll (only rolls of ``num_dice`` dice differ).
-        opt_action, opt_score, opt_used, opt_wins: ``(2, R, M)``: catalog id, points, dice
-            kept and instant win of each option, in :func:`keep_options` order (the order of
-            :func:`~greed_env.rules.legal_moves`).
-        opt_best: ``(2, R)`` most points of any option (the points a reroll-all gives up).
+        dice_states: (dice to roll, carry-over) of each dice state; under order-free rules
+            ``(0, EMPTY_CARRY)`` (not fresh) and ``(num_dice, EMPTY_CARRY)`` (fresh).
+        pair_base: ``(D,)``; the table row of (dice state ``d``, roll ``r``) is
+            ``pair_base[d] + r``.
+        opt_start: ``(rows + 1,)`` first option record of each row.
+        opt: ``(options, OPT_FIELDS)`` records (see :data:`Option`).
+        row_scoring: ``(rows,)`` whether any die of the roll scores (``has_scoring_keep``:
+            a roll for nothing that scores loses the turn).
+        row_best: ``(rows,)`` most points of any option (the points a reroll-all gives up).
         cfg: int64 rules constants and non-keep action ids for the kernels.
         obs_index: int64 positions of the observation entries the kernels write.
         tab: everything above the kernels read, as one flat int64 array (header slots
@@ -192,16 +170,13 @@ class VectorTables:
     catalog: ActionCatalog
     num_dice: int
     roll_start: np.ndarray
-    roll_size: np.ndarray
     roll_counts: np.ndarray
-    decode_start: np.ndarray
-    decode: np.ndarray
-    opt_count: np.ndarray
-    opt_action: np.ndarray
-    opt_score: np.ndarray
-    opt_used: np.ndarray
-    opt_wins: np.ndarray
-    opt_best: np.ndarray
+    dice_states: tuple[tuple[int, Carry], ...]
+    pair_base: np.ndarray
+    opt_start: np.ndarray
+    opt: np.ndarray
+    row_scoring: np.ndarray
+    row_best: np.ndarray
     cfg: np.ndarray
     obs_index: np.ndarray
     tab: np.ndarray
@@ -211,13 +186,27 @@ class VectorTables:
         return self.catalog.n
 
     @property
+    def n_dice_states(self) -> int:
+        return len(self.dice_states)
+
+    @property
     def max_options(self) -> int:
-        return int(self.opt_action.shape[2])
+        return int(np.diff(self.opt_start).max(initial=0))
 
     def roll_of(self, roll_id: int) -> tuple[int, ...]:
         """The sorted faces of a roll id."""
         counts = self.roll_counts[roll_id]
         return tuple(f for f in FACES for _ in range(int(counts[f - 1])))
+
+    def roll_id(self, roll: tuple[int, ...]) -> int:
+        """The id of a sorted roll."""
+        return _roll_ids(self.num_dice)[tuple(sorted(roll))]
+
+    def options(self, dice_state: int, roll_id: int) -> list[Option]:
+        """The option records of a roll in a dice state, in ``keep_options`` order."""
+        row = int(self.pair_base[dice_state]) + roll_id
+        lo, hi = int(self.opt_start[row]), int(self.opt_start[row + 1])
+        return [tuple(int(x) for x in rec) for rec in self.opt[lo:hi]]  # type: ignore[misc]
 
 
 def _action_id(catalog: ActionCatalog, kind: str) -> int:
@@ -227,40 +216,89 @@ def _action_id(catalog: ActionCatalog, kind: str) -> int:
         return -1
 
 
-def _flatten(
-    cfg: np.ndarray,
-    obs_index: np.ndarray,
-    roll_counts: np.ndarray,
-    decode_start: np.ndarray,
-    decode: np.ndarray,
-    opt_count: np.ndarray,
-    opt_best: np.ndarray,
-    options: np.ndarray,
-) -> np.ndarray:
+@lru_cache(maxsize=8)
+def _rolls(nd: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(r for k in range(1, nd + 1) for r in combinations_with_replacement(FACES, k))
+
+
+@lru_cache(maxsize=8)
+def _roll_ids(nd: int) -> dict[tuple[int, ...], int]:
+    return {r: i for i, r in enumerate(_rolls(nd))}
+
+
+def _dice_states(rules: Rules) -> tuple[tuple[tuple[int, Carry], ...], dict[tuple[int, Carry], int]]:
+    """The dice states: fresh or not (order-free rules), or the carry-over states that the
+    solver's breadth-first search from a fresh full roll reaches."""
+    if not rules.carry_over:
+        states = ((0, EMPTY_CARRY), (rules.num_dice, EMPTY_CARRY))
+        return states, {}
+    from greed_env.solver.carry import carry_tables
+
+    ct = carry_tables(rules, True)
+    if ct.states[0] != (rules.num_dice, EMPTY_CARRY):
+        raise VectorUnsupportedError("dice state 0 must be a fresh full roll with no carry-over")
+    return ct.states, ct.index
+
+
+def _next_state(
+    rules: Rules, index: dict[tuple[int, Carry], int], dice: int, kept: int, carry: Carry
+) -> int:
+    """The dice state after a keep (hot dice clear the carry-over: Trippn is refused)."""
+    if not rules.carry_over:
+        return -1
+    left = dice - kept
+    key = (rules.num_dice, EMPTY_CARRY) if left == 0 else (left, carry)
+    return index[key]
+
+
+def _flatten(head_values: np.ndarray, parts: list[tuple[int, np.ndarray]]) -> np.ndarray:
     """The flat table: header (cfg values, sizes, offsets), then each sub-table, C order."""
-    head = np.zeros(T_HEADER, dtype=np.int64)
-    head[: len(cfg)] = cfg
-    head[T_NROLLS] = roll_counts.shape[0]
-    head[T_MAXOPT] = options.shape[2]
-    parts = [
-        (T_OFF_OBS, obs_index),
-        (T_OFF_COUNTS, roll_counts),
-        (T_OFF_DSTART, decode_start),
-        (T_OFF_DECODE, decode),
-        (T_OFF_NOPT, opt_count),
-        (T_OFF_BEST, opt_best),
-        (T_OFF_OPT, options),
-    ]
-    offset = T_HEADER
+    head = np.zeros(K.T_HEADER, dtype=np.int64)
+    head[: len(head_values)] = head_values
+    offset = K.T_HEADER
     chunks = [head]
     for slot, arr in parts:
         head[slot] = offset
         flat = np.ascontiguousarray(arr, dtype=np.int64).ravel()
         chunks.append(flat)
         offset += flat.size
-    if options.shape[3] != OPT_FIELDS:
-        raise ValueError("option records must have OPT_FIELDS fields")
     return np.concatenate(chunks)
+
+
+def _cfg(rules: Rules, catalog: ActionCatalog) -> np.ndarray:
+    cfg = np.zeros(K.CFG_SIZE, dtype=np.int64)
+    cfg[K.CFG_NUM_DICE] = rules.num_dice
+    cfg[K.CFG_TARGET] = rules.target
+    cfg[K.CFG_ENTRY] = rules.entry_threshold
+    cfg[K.CFG_ENTRY_ROLL_SCOPE] = int(rules.entry_scope == "roll")
+    cfg[K.CFG_ENTRY_UNTIL_MADE] = int(rules.entry_until_made)
+    cfg[K.CFG_MIN_BANK] = rules.min_bank
+    cfg[K.CFG_HOT_DICE] = int(rules.hot_dice)
+    cfg[K.CFG_REROLL_ALL] = int(rules.reroll_all)
+    cfg[K.CFG_MUST_BEAT] = int(rules.reroll_all_must_beat)
+    cfg[K.CFG_FINAL_ROUND] = int(rules.final_round)
+    cfg[K.CFG_PENALTY_AFTER] = rules.bust_penalty_after
+    cfg[K.CFG_PENALTY] = rules.bust_penalty
+    cfg[K.CFG_HORIZON] = rules.horizon_rounds
+    cfg[K.CFG_FIRST_ROLL] = int(rules.first_player == "roll")
+    cfg[K.CFG_ACT_BANK] = _action_id(catalog, "bank")
+    cfg[K.CFG_ACT_ROLL] = _action_id(catalog, "roll")
+    cfg[K.CFG_ACT_REROLL] = _action_id(catalog, "reroll_all")
+    cfg[K.CFG_ACT_BUST] = _action_id(catalog, "bust")
+    cfg[K.CFG_N_ACTIONS] = catalog.n
+    cfg[K.CFG_VOLUNTARY_BUST] = int(rules.voluntary_bust)
+    cfg[K.CFG_STREAK_SCALE] = rules.bust_penalty_after or STREAK_SCALE_DEFAULT
+    cfg[K.CFG_EXACT] = int(rules.exact_target)
+    cfg[K.CFG_CARRY] = int(rules.carry_over)
+    cfg[K.CFG_SPLIT_VOTE] = int(rules.tie_rule == "split_vote")
+    cfg[K.CFG_ROLLOFF_HORIZON] = rules.rolloff_horizon
+    cfg[K.CFG_ACT_FOR_NOTHING] = _action_id(catalog, "roll_for_nothing")
+    cfg[K.CFG_ACT_SPLIT] = _action_id(catalog, "split")
+    cfg[K.CFG_ACT_REFUSE] = _action_id(catalog, "refuse")
+    cfg[K.CFG_ACT_FIRST] = _action_id(catalog, "roll_first")
+    cfg[K.CFG_ACT_LAST] = _action_id(catalog, "roll_last")
+    cfg[K.CFG_TRIPPN] = int(rules.trippn)
+    return cfg
 
 
 @lru_cache(maxsize=32)
@@ -268,107 +306,96 @@ def _build(rules: Rules) -> VectorTables:
     check_vector_supported(rules)
     nd = rules.num_dice
     catalog = ActionCatalog(rules)
-    rolls: list[tuple[int, ...]] = []
+    rolls = _rolls(nd)
     roll_start = np.zeros(nd + 2, dtype=np.int64)
-    for k in range(1, nd + 1):
-        roll_start[k] = len(rolls)
-        rolls.extend(combinations_with_replacement(FACES, k))
-    roll_start[nd + 1] = len(rolls)
-    roll_id = {r: i for i, r in enumerate(rolls)}
-    n_rolls = len(rolls)
-    roll_size = np.array([len(r) for r in rolls], dtype=np.int64)
+    roll_start[1:] = np.cumsum([0] + [comb(k + 5, 5) for k in range(1, nd + 1)])
     roll_counts = np.array([[r.count(f) for f in FACES] for r in rolls], dtype=np.int64)
+    # multisets of t faces drawn from the m highest faces: the kernels' roll-id ranking
+    multichoose = np.array(
+        [[comb(m + t - 1, t) if m > 0 else int(t == 0) for t in range(9)] for m in range(7)],
+        dtype=np.int64,
+    )
 
-    decode_start = np.zeros(nd + 1, dtype=np.int64)
-    chunks = []
-    source = _CodeSource()
-    solo = rules.replace(min_players=1) if rules.min_players > 1 else rules
-    at_roll = new_game(solo, 1)
-    for k in range(1, nd + 1):
-        decode_start[k] = sum(len(c) for c in chunks)
-        state = at_roll._replace(phase=Phase.ROLL, dice=k)
-        table = np.empty(6**k, dtype=np.int32)
-        for code in range(6**k):
-            source.code = code
-            table[code] = roll_id[sample_roll(rules, state, source)]
-        chunks.append(table)
-    decode = np.concatenate(chunks)
+    states, index = _dice_states(rules)
+    pair_base = np.zeros(len(states), dtype=np.int64)
+    opt_start = [0]
+    records: list[Option] = []
+    scoring: list[int] = []
+    best: list[int] = []
+    row = 0
+    for d, (dice, carry) in enumerate(states):
+        if rules.carry_over:
+            lo, hi = int(roll_start[dice]), int(roll_start[dice + 1])
+        else:
+            lo, hi = 0, len(rolls)
+        pair_base[d] = row - lo
+        for r in rolls[lo:hi]:
+            fresh = len(r) == nd and (rules.carry_over or d == 1)
+            opts = keep_options(rules, r, carry, fresh)
+            for o in opts:
+                records.append(
+                    (
+                        catalog.index_of(o),
+                        o.score,
+                        len(o.taps),
+                        int(o.wins),
+                        _next_state(rules, index, len(r), len(o.taps), o.carry),
+                    )
+                )
+            opt_start.append(len(records))
+            scoring.append(int(has_scoring_keep(rules, r, carry)))
+            best.append(max((o.score for o in opts), default=0))
+            row += 1
+    opt = np.array(records, dtype=np.int64).reshape(-1, K.OPT_FIELDS)
+    carry_rows = np.zeros((len(states), 18), dtype=np.int64)
+    dice_of = np.zeros(len(states), dtype=np.int64)
+    for d, (dice, carry) in enumerate(states):
+        dice_of[d] = dice
+        carry_rows[d, :6] = carry.sets
+        for f in carry.fills:
+            carry_rows[d, 6 + f - 1] = 1
+        for f in carry.pairs:
+            carry_rows[d, 12 + f - 1] = 1
 
-    per_roll: list[list[list[tuple[int, int, int, bool]]]] = [[], []]
-    for fresh in (0, 1):
-        for r in rolls:
-            opts = keep_options(rules, r, EMPTY_CARRY, bool(fresh) and len(r) == nd)
-            per_roll[fresh].append(
-                [(catalog.index_of(o), o.score, len(o.taps), o.wins) for o in opts]
-            )
-    width = max(1, max(len(o) for side in per_roll for o in side))
-    opt_count = np.zeros((2, n_rolls), dtype=np.int64)
-    opt_action = np.full((2, n_rolls, width), -1, dtype=np.int64)
-    opt_score = np.zeros((2, n_rolls, width), dtype=np.int64)
-    opt_used = np.zeros((2, n_rolls, width), dtype=np.int64)
-    opt_wins = np.zeros((2, n_rolls, width), dtype=np.int64)
-    opt_best = np.zeros((2, n_rolls), dtype=np.int64)
-    for fresh in (0, 1):
-        for i, opts in enumerate(per_roll[fresh]):
-            opt_count[fresh, i] = len(opts)
-            for j, (a, score, used, wins) in enumerate(opts):
-                opt_action[fresh, i, j] = a
-                opt_score[fresh, i, j] = score
-                opt_used[fresh, i, j] = used
-                opt_wins[fresh, i, j] = int(wins)
-            opt_best[fresh, i] = max((o[1] for o in opts), default=0)
-
-    cfg = np.zeros(CFG_SIZE, dtype=np.int64)
-    cfg[CFG_NUM_DICE] = nd
-    cfg[CFG_TARGET] = rules.target
-    cfg[CFG_ENTRY] = rules.entry_threshold
-    cfg[CFG_ENTRY_ROLL_SCOPE] = int(rules.entry_scope == "roll")
-    cfg[CFG_ENTRY_UNTIL_MADE] = int(rules.entry_until_made)
-    cfg[CFG_MIN_BANK] = rules.min_bank
-    cfg[CFG_HOT_DICE] = int(rules.hot_dice)
-    cfg[CFG_REROLL_ALL] = int(rules.reroll_all)
-    cfg[CFG_MUST_BEAT] = int(rules.reroll_all_must_beat)
-    cfg[CFG_FINAL_ROUND] = int(rules.final_round)
-    cfg[CFG_PENALTY_AFTER] = rules.bust_penalty_after
-    cfg[CFG_PENALTY] = rules.bust_penalty
-    cfg[CFG_HORIZON] = rules.horizon_rounds
-    cfg[CFG_FIRST_ROLL] = int(rules.first_player == "roll")
-    cfg[CFG_ACT_BANK] = _action_id(catalog, "bank")
-    cfg[CFG_ACT_ROLL] = _action_id(catalog, "roll")
-    cfg[CFG_ACT_REROLL] = _action_id(catalog, "reroll_all")
-    cfg[CFG_ACT_BUST] = _action_id(catalog, "bust")
-    cfg[CFG_N_ACTIONS] = catalog.n
-    cfg[CFG_VOLUNTARY_BUST] = int(rules.voluntary_bust)
-    cfg[CFG_STREAK_SCALE] = rules.bust_penalty_after or STREAK_SCALE_DEFAULT
-
+    cfg = _cfg(rules, catalog)
     obs_index = np.array([OBS_INDEX[name] for name in OBS_SLOT_NAMES], dtype=np.int64)
-    if MAX_SEATS != 8 or int(obs_index.max()) >= OBS_DIM:
+    if MAX_SEATS != K.MAX_PLAYERS or int(obs_index.max()) >= OBS_DIM:
         raise VectorUnsupportedError("observation layout changed: rebuild the vector kernels")
+    head = np.zeros(K.T_NROLLS + 2, dtype=np.int64)
+    head[: K.CFG_SIZE] = cfg
+    head[K.T_NROLLS] = len(rolls)
+    head[K.T_NDS] = len(states)
+    opt_start_arr = np.array(opt_start, dtype=np.int64)
+    row_scoring = np.array(scoring, dtype=np.int64)
+    row_best = np.array(best, dtype=np.int64)
     tab = _flatten(
-        cfg,
-        obs_index,
-        roll_counts,
-        decode_start,
-        decode,
-        opt_count,
-        opt_best,
-        np.stack([opt_action, opt_score, opt_used, opt_wins], axis=-1),
+        head,
+        [
+            (K.T_OFF_OBS, obs_index),
+            (K.T_OFF_COUNTS, roll_counts),
+            (K.T_OFF_RSTART, roll_start),
+            (K.T_OFF_MC, multichoose),
+            (K.T_OFF_PAIR, pair_base),
+            (K.T_OFF_OSTART, opt_start_arr),
+            (K.T_OFF_SCORING, row_scoring),
+            (K.T_OFF_BEST, row_best),
+            (K.T_OFF_OPT, opt),
+            (K.T_OFF_CARRY, carry_rows),
+            (K.T_OFF_DSDICE, dice_of),
+        ],
     )
     return VectorTables(
         rules=rules,
         catalog=catalog,
         num_dice=nd,
         roll_start=roll_start,
-        roll_size=roll_size,
         roll_counts=roll_counts,
-        decode_start=decode_start,
-        decode=decode,
-        opt_count=opt_count,
-        opt_action=opt_action,
-        opt_score=opt_score,
-        opt_used=opt_used,
-        opt_wins=opt_wins,
-        opt_best=opt_best,
+        dice_states=tuple(states),
+        pair_base=pair_base,
+        opt_start=opt_start_arr,
+        opt=opt,
+        row_scoring=row_scoring,
+        row_best=row_best,
         cfg=cfg,
         obs_index=obs_index,
         tab=tab,

@@ -1,0 +1,273 @@
+"""Progressive (carry-over, eight dice, exact target) in the vector engine, against the
+reference engine on the same dice codes and actions.
+
+* every dice code of every number of dice decodes in the kernels to the roll that
+  :func:`~greed_env.rules.sample_roll` draws from it;
+* game level: :class:`~greed_env.vector.engine.BatchGame` rows and reference states receive
+  the same codes and actions (random legal ones, steered toward exact finishes, plus a few
+  random ids that may be illegal); after every transition each row must equal its reference
+  state in every field the engine models (carry-over, finishers, split votes, roll-off order,
+  scores and rounds included), with identical masks and observations from every seat. The
+  low-target games must reach the exact finish, the split vote, the roll-off order choice
+  and roll-offs;
+* environment level: the Solitaire (turn, race) and Duel vector envs against the single
+  environments on shared dice, as in ``tests/test_vector_env.py``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+from test_vector_env import SharedStream, StreamRandomBot, _check_pairs
+
+from greed_env.envs.catalog import ActionCatalog
+from greed_env.envs.common import forfeit
+from greed_env.envs.duel import DuelEnv
+from greed_env.envs.observation import encode_observation
+from greed_env.envs.solitaire import SolitaireEnv
+from greed_env.rules import (
+    Phase,
+    Rules,
+    State,
+    apply,
+    apply_roll,
+    current_keep_options,
+    new_game,
+    preset,
+    sample_roll,
+)
+from greed_env.vector import DuelVectorEnv, SolitaireVectorEnv
+from greed_env.vector import kernels as K
+from greed_env.vector.engine import BatchGame
+from greed_env.vector.tables import VectorUnsupportedError, check_vector_supported, vector_tables
+
+
+class CodeRng:
+    """Stands in for a Generator: the next ``integers(high)`` is ``code % high``."""
+
+    def __init__(self, code: int) -> None:
+        self.code = int(code)
+
+    def integers(self, high: int, *args: Any, **kwargs: Any) -> int:
+        return self.code % high
+
+
+def reference_fields(s: State) -> dict[str, Any]:
+    """Every field of the reference state but ``piggy``, ``shares`` and ``event``."""
+    skip = {"piggy", "shares", "event"}
+    out = {k: v for k, v in s._asdict().items() if k not in skip}
+    out["phase"] = int(s.phase)
+    return out
+
+
+def test_trippn_is_refused_with_the_reason() -> None:
+    with pytest.raises(VectorUnsupportedError, match="trippn"):
+        check_vector_supported(preset("trippn"))
+    check_vector_supported(preset("progressive"))
+
+
+def test_every_dice_code_decodes_like_sample_roll() -> None:
+    rules = preset("progressive")
+    tables = vector_tables(rules)
+    solo = new_game(rules, 1)
+    rng = CodeRng(0)
+    for k in range(1, rules.num_dice + 1):
+        codes = np.arange(6**k, dtype=np.int64)
+        got = np.empty_like(codes)
+        K.batch_decode(codes, k, tables.tab, got)
+        state = solo._replace(phase=Phase.ROLL, dice=k)
+        want = np.empty_like(codes)
+        for code in range(6**k):
+            rng.code = code
+            want[code] = tables.roll_id(sample_roll(rules, state, rng))
+        np.testing.assert_array_equal(got, want, err_msg=f"{k} dice")
+    # a code of the full set serves a roll of fewer dice through its low digits
+    high = np.array([6**8 - 1, 6**8 - 2, 12345678], dtype=np.int64)
+    got = np.empty_like(high)
+    K.batch_decode(high, 3, tables.tab, got)
+    assert [tables.roll_of(int(r)) for r in got] == [
+        sample_roll(rules, solo._replace(phase=Phase.ROLL, dice=3), CodeRng(int(c)))
+        for c in high
+    ]
+
+
+def test_dice_states_come_from_the_solver_search() -> None:
+    tables = vector_tables("progressive")
+    assert tables.n_dice_states == 204
+    assert tables.max_options <= 27
+    for d, (dice, _carry) in enumerate(tables.dice_states):
+        lo, hi = tables.roll_start[dice], tables.roll_start[dice + 1]
+        for r in (lo, hi - 1):
+            for _, _, used, _, nxt in tables.options(d, int(r)):
+                left = dice - used
+                assert tables.dice_states[nxt][0] == (left or tables.num_dice)
+
+
+def _steered(rules: Rules, s: State, catalog: ActionCatalog, rng: np.random.Generator) -> int:
+    """Keep the most dice that do not go past the target (toward exact finishes), or -1."""
+    if s.phase != Phase.KEEP or s.in_rolloff:
+        return -1
+    room = rules.target - s.scores[s.player] - s.turn_total
+    fits = [o for o in current_keep_options(rules, s) if o.score <= room]
+    if not fits:
+        return -1
+    most = max(len(o.dice) for o in fits)
+    picks = [o for o in fits if len(o.dice) == most]
+    return catalog.index_of(picks[int(rng.integers(len(picks)))])
+
+
+def _play_both(
+    rules: Rules, players: int, n_games: int, n_steps: int, seed: int, steer: float
+) -> Counter[str]:
+    game = BatchGame(rules, n_games, players)
+    catalog = ActionCatalog(rules)
+    rng = np.random.default_rng(seed)
+    ref = [new_game(rules, players) for _ in range(n_games)]
+    high = 6**rules.num_dice
+    seen: Counter[str] = Counter()
+    for _ in range(n_steps):
+        over = np.array([s.phase == Phase.OVER for s in ref])
+        if over.any():
+            for i in np.flatnonzero(over):
+                seen["games over"] += 1
+                seen["won by going out"] += int(bool(ref[i].finishers))
+                seen["roll-off finish"] += int(bool(ref[i].rolloff))
+                seen["split pot"] += int(len(ref[i].winners) > 1 and not ref[i].rolloff)
+                seen["roll-off shared"] += int(len(ref[i].winners) > 1 and bool(ref[i].rolloff))
+                ref[i] = new_game(rules, players)
+            game.new_games(rows=over)
+        chance = game.chance_rows()
+        codes = rng.integers(0, high, size=n_games)
+        for i in np.flatnonzero(chance):
+            seen["rolls for nothing"] += int(ref[i].for_nothing)
+            ref[i] = apply_roll(rules, ref[i], sample_roll(rules, ref[i], CodeRng(codes[i])))
+        game.apply_rolls(codes, chance)
+        masks = game.masks()
+        decide = game.decision_rows()
+        actions = np.zeros(n_games, dtype=np.int64)
+        for i in np.flatnonzero(decide):
+            s = ref[i]
+            seen[Phase(s.phase).name] += 1
+            seen["roll-off decisions"] += int(s.in_rolloff)
+            seen["roll-off round 2+"] += int(s.in_rolloff and s.rolloff_round > 1)
+            seen["carry-over working"] += int(s.phase == Phase.KEEP and not s.carry.is_empty())
+            legal = np.flatnonzero(masks[i])
+            steered = _steered(rules, s, catalog, rng) if rng.random() < steer else -1
+            if rng.random() < 0.03:
+                actions[i] = rng.integers(catalog.n)
+            elif steered >= 0:
+                actions[i] = steered
+            else:
+                actions[i] = legal[rng.integers(len(legal))]
+            move = catalog.legal(s)[1].get(int(actions[i]))
+            seen["illegal"] += int(move is None)
+            ref[i] = apply(rules, s, move) if move is not None else forfeit(rules, s)
+        illegal = game.apply_actions(actions, decide)
+        for i in np.flatnonzero(decide):
+            assert bool(illegal[i]) == (masks[i, actions[i]] == 0)
+        masks = game.masks()
+        for seat in range(players):
+            obs = game.observations(np.full(n_games, seat))
+            for i in range(n_games):
+                np.testing.assert_array_equal(obs[i], encode_observation(rules, ref[i], seat))
+        for i in range(n_games):
+            assert game.fields(i) == reference_fields(ref[i]), f"row {i}"
+            np.testing.assert_array_equal(masks[i], catalog.mask(ref[i]))
+        seen["steps"] += 1
+    return seen
+
+
+def test_progressive_rows_follow_the_reference_through_long_turns() -> None:
+    seen = _play_both(preset("progressive"), 2, n_games=16, n_steps=240, seed=1, steer=0.0)
+    assert seen["carry-over working"] > 100 and seen["illegal"] > 10, seen
+    assert seen["rolls for nothing"] == 0 or seen["CONTINUE"] > 0
+
+
+@pytest.mark.parametrize(
+    ("overrides", "players", "seed"),
+    [
+        ({"target": 500, "rolloff_horizon": 2}, 5, 2),
+        ({"target": 600, "rolloff_horizon": 1}, 3, 3),
+    ],
+)
+def test_progressive_endgames_follow_the_reference(
+    overrides: dict[str, Any], players: int, seed: int
+) -> None:
+    rules = preset("progressive", **overrides)
+    seen = _play_both(rules, players, n_games=24, n_steps=260, seed=seed, steer=0.7)
+    for phase in ("KEEP", "CONTINUE", "SPLIT", "ORDER_CHOICE"):
+        assert seen[phase] > 0, (phase, seen)
+    assert seen["won by going out"] > 5 and seen["roll-off decisions"] > 0, seen
+    assert seen["rolls for nothing"] > 50 and seen["roll-off finish"] > 0, seen
+
+
+def test_order_free_exact_target_follows_the_reference() -> None:
+    rules = preset(
+        "ten_thousand",
+        exact_target=True,
+        tie_rule="split_vote",
+        target=500,
+        entry_threshold=0,
+        rolloff_horizon=2,
+    )
+    seen = _play_both(rules, 3, n_games=24, n_steps=300, seed=4, steer=0.7)
+    assert seen["SPLIT"] > 0 and seen["ORDER_CHOICE"] > 0 and seen["roll-off finish"] > 0, seen
+    assert seen["roll-off round 2+"] > 0 and seen["split pot"] > 0, seen
+
+
+@pytest.mark.parametrize(
+    ("objective", "overrides"),
+    [("turn", {}), ("race", {"target": 500})],
+)
+def test_progressive_solitaire_vector_matches_single_envs(
+    objective: str, overrides: dict[str, Any]
+) -> None:
+    n = 8
+    kw = {
+        "rules": "progressive",
+        "objective": objective,
+        "rules_overrides": overrides,
+        "max_steps": 12,
+        "max_turns": 10,
+    }
+    vec = SolitaireVectorEnv(n, buffer_size=8, **kw)
+    singles = [SolitaireEnv(**kw) for _ in range(n)]
+    streams = [SharedStream() for _ in range(n)]
+    stats = _check_pairs(vec, singles, streams, steps=120, seed=5, seat_draw=False)
+    assert stats["episodes"] > 5 and stats["illegal"] > 0
+
+
+@pytest.mark.parametrize(
+    ("opponent", "players", "seat"),
+    [("threshold", 2, None), ("random", 3, 1)],
+)
+def test_progressive_duel_vector_matches_single_envs(
+    opponent: str, players: int, seat: int | None
+) -> None:
+    n = 8
+    overrides = {"target": 300, "horizon_rounds": 6}
+    vec = DuelVectorEnv(
+        n,
+        rules="progressive",
+        opponent=opponent,
+        num_players=players,
+        seat=seat,
+        rules_overrides=overrides,
+        buffer_size=8,
+    )
+    streams = [SharedStream() for _ in range(n)]
+    singles = [
+        DuelEnv(
+            rules="progressive",
+            rules_overrides=overrides,
+            num_players=players,
+            seat=seat,
+            opponent=StreamRandomBot(s) if opponent == "random" else opponent,
+        )
+        for s in streams
+    ]
+    stats = _check_pairs(vec, singles, streams, steps=300, seed=6, seat_draw=seat is None)
+    assert stats["episodes"] >= 3
