@@ -7,7 +7,8 @@ reference engine on the same dice codes and actions.
   the same codes and actions (random legal ones, steered toward exact finishes, plus a few
   random ids that may be illegal); after every transition each row must equal its reference
   state in every field the engine models (carry-over, finishers, split votes, roll-off order,
-  scores and rounds included), with identical masks and observations from every seat. The
+  scores and rounds included), with identical masks and observations from every seat, and
+  the kernels' opponents must choose as ``ThresholdBot`` and ``RandomBot`` do. The
   low-target games must reach the exact finish, the split vote, the roll-off order choice
   and roll-offs;
 * environment level: the Solitaire (turn, race) and Duel vector envs against the single
@@ -23,18 +24,21 @@ import numpy as np
 import pytest
 from test_vector_env import SharedStream, StreamRandomBot, _check_pairs
 
+from greed_env.bots.base import ThresholdBot
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.common import forfeit
 from greed_env.envs.duel import DuelEnv
 from greed_env.envs.observation import encode_observation
 from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.rules import (
+    Move,
     Phase,
     Rules,
     State,
     apply,
     apply_roll,
     current_keep_options,
+    legal_moves,
     new_game,
     preset,
     sample_roll,
@@ -43,6 +47,8 @@ from greed_env.vector import DuelVectorEnv, SolitaireVectorEnv
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import BatchGame
 from greed_env.vector.tables import VectorUnsupportedError, check_vector_supported, vector_tables
+
+THRESHOLD_MOST = ThresholdBot(bank_at=500, keep="keep-most", min_dice=3)
 
 
 class CodeRng:
@@ -119,15 +125,54 @@ def _steered(rules: Rules, s: State, catalog: ActionCatalog, rng: np.random.Gene
     return catalog.index_of(picks[int(rng.integers(len(picks)))])
 
 
+def _check_bots(
+    rules: Rules,
+    game: BatchGame,
+    ref: list[State],
+    decide: np.ndarray,
+    catalog: ActionCatalog,
+    rng: np.random.Generator,
+) -> None:
+    """The kernels' opponents choose as ``ThresholdBot`` (two settings) and as ``RandomBot``
+    (``moves[int(u * len(moves))]``) would in every decision row."""
+    tab = game.tables.tab
+    for bot, style in ((ThresholdBot(), K.KEEP_MAX_SCORE), (THRESHOLD_MOST, K.KEEP_MOST)):
+        got = np.empty(game.num_games, dtype=np.int64)
+        K.batch_threshold_actions(game.S, decide, bot.bank_at, style, bot.min_dice, tab, got)
+        for i in np.flatnonzero(decide):
+            assert got[i] == _action_of(catalog, ref[i], bot.act(rules, ref[i], rng)), i
+    u = rng.random(game.num_games)
+    got = np.empty(game.num_games, dtype=np.int64)
+    K.random_actions(game.S, u, tab, got)
+    for i in np.flatnonzero(decide):
+        moves = legal_moves(rules, ref[i])
+        assert got[i] == _action_of(catalog, ref[i], moves[int(u[i] * len(moves))]), i
+
+
+def _action_of(catalog: ActionCatalog, s: State, move: Move) -> int:
+    return next(a for a, m in catalog.legal(s)[1].items() if m == move)
+
+
 def _play_both(
-    rules: Rules, players: int, n_games: int, n_steps: int, seed: int, steer: float
+    rules: Rules,
+    players: int,
+    n_games: int,
+    n_steps: int,
+    seed: int,
+    steer: float,
+    roll_on: float = 0.0,
 ) -> Counter[str]:
+    """Play both engines in lockstep; count what the games reached. ``steer``: how often a
+    keep is :func:`_steered`; ``roll_on``: how often the roll is taken when it is legal."""
     game = BatchGame(rules, n_games, players)
     catalog = ActionCatalog(rules)
     rng = np.random.default_rng(seed)
+    bot_rng = np.random.default_rng(seed + 1000)
     ref = [new_game(rules, players) for _ in range(n_games)]
     high = 6**rules.num_dice
     seen: Counter[str] = Counter()
+    carries = set()
+    roll = catalog.index_of(("roll", ()))
     for _ in range(n_steps):
         over = np.array([s.phase == Phase.OVER for s in ref])
         if over.any():
@@ -147,6 +192,7 @@ def _play_both(
         game.apply_rolls(codes, chance)
         masks = game.masks()
         decide = game.decision_rows()
+        _check_bots(rules, game, ref, decide, catalog, bot_rng)
         actions = np.zeros(n_games, dtype=np.int64)
         for i in np.flatnonzero(decide):
             s = ref[i]
@@ -154,12 +200,15 @@ def _play_both(
             seen["roll-off decisions"] += int(s.in_rolloff)
             seen["roll-off round 2+"] += int(s.in_rolloff and s.rolloff_round > 1)
             seen["carry-over working"] += int(s.phase == Phase.KEEP and not s.carry.is_empty())
+            carries.add((s.dice, s.carry))
             legal = np.flatnonzero(masks[i])
             steered = _steered(rules, s, catalog, rng) if rng.random() < steer else -1
             if rng.random() < 0.03:
                 actions[i] = rng.integers(catalog.n)
             elif steered >= 0:
                 actions[i] = steered
+            elif roll_on and masks[i, roll] and rng.random() < roll_on:
+                actions[i] = roll
             else:
                 actions[i] = legal[rng.integers(len(legal))]
             move = catalog.legal(s)[1].get(int(actions[i]))
@@ -177,12 +226,15 @@ def _play_both(
             assert game.fields(i) == reference_fields(ref[i]), f"row {i}"
             np.testing.assert_array_equal(masks[i], catalog.mask(ref[i]))
         seen["steps"] += 1
+    seen["dice states"] = len(carries)
     return seen
 
 
 def test_progressive_rows_follow_the_reference_through_long_turns() -> None:
-    seen = _play_both(preset("progressive"), 2, n_games=16, n_steps=240, seed=1, steer=0.0)
-    assert seen["carry-over working"] > 100 and seen["illegal"] > 10, seen
+    rules = preset("progressive")
+    seen = _play_both(rules, 2, n_games=16, n_steps=240, seed=1, steer=0.0, roll_on=0.9)
+    assert seen["carry-over working"] > 500 and seen["dice states"] > 60, seen
+    assert seen["illegal"] > 10, seen
     assert seen["rolls for nothing"] == 0 or seen["CONTINUE"] > 0
 
 
@@ -204,18 +256,19 @@ def test_progressive_endgames_follow_the_reference(
     assert seen["rolls for nothing"] > 50 and seen["roll-off finish"] > 0, seen
 
 
-def test_order_free_exact_target_follows_the_reference() -> None:
+@pytest.mark.parametrize(("horizon", "reached"), [(2, "roll-off round 2+"), (1, "roll-off shared")])
+def test_order_free_exact_target_follows_the_reference(horizon: int, reached: str) -> None:
     rules = preset(
         "ten_thousand",
         exact_target=True,
         tie_rule="split_vote",
         target=500,
         entry_threshold=0,
-        rolloff_horizon=2,
+        rolloff_horizon=horizon,
     )
     seen = _play_both(rules, 3, n_games=24, n_steps=300, seed=4, steer=0.7)
     assert seen["SPLIT"] > 0 and seen["ORDER_CHOICE"] > 0 and seen["roll-off finish"] > 0, seen
-    assert seen["roll-off round 2+"] > 0 and seen["split pot"] > 0, seen
+    assert seen[reached] > 0 and seen["split pot"] > 0, seen
 
 
 @pytest.mark.parametrize(

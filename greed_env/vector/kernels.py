@@ -1287,3 +1287,10 @@ def batch_decode(codes, k, tab, out):
     """Roll ids of the dice codes ``codes`` thrown with ``k`` dice (tests)."""
     for j in range(codes.shape[0]):
         out[j] = decode_roll(codes[j], k, tab)
+
+
+@kernel
+def batch_threshold_actions(S, rows, bank_at, style, min_dice, tab, out):
+    """``threshold_action`` of every flagged row (-1 elsewhere; tests, tools)."""
+    for i in range(S.shape[0]):
+        out[i] = threshold_action(S, i, tab, bank_at, style, min_dice) if rows[i] else -1
