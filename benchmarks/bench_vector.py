@@ -17,6 +17,11 @@ the in-process loops per second of process CPU time are printed as well, since o
 machine wall time also counts other people's work (the load average is printed).
 
     python benchmarks/bench_vector.py --rules ten_thousand --repeats 3
+    python benchmarks/bench_vector.py --rules progressive --repeats 3 --decisions 200000 \
+        --baseline-decisions 2000 --batches 1,16,256,4096 --ppo-steps 0
+
+Any rules the vector engine models work (every preset but ``trippn``); ``docs/scale.md`` holds
+the figures and commands of both runs.
 """
 
 from __future__ import annotations

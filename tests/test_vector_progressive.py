@@ -271,6 +271,12 @@ def test_order_free_exact_target_follows_the_reference(horizon: int, reached: st
     assert seen[reached] > 0 and seen["split pot"] > 0, seen
 
 
+def test_order_free_eight_dice_follow_the_reference() -> None:
+    rules = preset("farkle", num_dice=8, target=3000, all_dice_bonus=1000)
+    seen = _play_both(rules, 2, n_games=12, n_steps=150, seed=8, steer=0.0, roll_on=0.5)
+    assert seen["KEEP"] > 500 and seen["games over"] > 0, seen
+
+
 @pytest.mark.parametrize(
     ("objective", "overrides"),
     [("turn", {}), ("race", {"target": 500})],
