@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.base import Bot
+from greed_env.bots.policy_bots import batch_moves
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import Move, Phase, Rules, State, apply_roll, chance_outcomes, new_game
 
@@ -190,7 +191,7 @@ def resolve_bot(source: BotSource, rules: Rules, objective: str) -> Bot:
             raise TypeError(f"a bot needs act(rules, state, rng); got {source!r}")
         return source
     text = os.fspath(source)
-    if text.endswith((".zip", ".npz")) or os.sep in text or Path(text).is_file():
+    if text.endswith((".zip", ".npz")) or Path(text).is_file():
         from greed_env.train.policy import PolicyBot, load_policy
 
         return PolicyBot(load_policy(text, rules), rules, name=Path(text).name)
@@ -281,9 +282,8 @@ def _outcome(job: _Job, env: Any, ret: float) -> float:
 
 
 def _act_batch(bot: Bot, rules: Rules, states: list[State], rngs: list[np.random.Generator]) -> list[Move]:
-    batch = getattr(bot, "act_batch", None)
-    if batch is not None:
-        return list(batch(rules, states, rngs))
+    if hasattr(bot, "act_obs") and float(getattr(bot, "temperature", 0.0)) == 0.0:
+        return batch_moves(bot, rules, states, rngs[0])  # greedy observation policies
     return [bot.act(rules, s, g) for s, g in zip(states, rngs, strict=True)]
 
 
@@ -413,6 +413,9 @@ class EvalResult:
         wall_s: seconds of the evaluation.
         units: the unit of ``score`` in words.
         decisions_table: per-decision arrays ``regret``, ``phase``, ``dice``, ``turn_total``.
+        exact: ``turn`` with ``exact=True``: the bot's exact expected turn score
+            (:func:`greed_env.policy_value.turn_value`, no sampling error), else None.
+        exact_p_cap: the probability mass valued at the enumeration's turn-total cap.
     """
 
     bot: str
@@ -431,6 +434,13 @@ class EvalResult:
     wall_s: float
     units: str
     decisions_table: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    exact: float | None = None
+    exact_p_cap: float | None = None
+
+    @property
+    def exact_ratio(self) -> float | None:
+        """Exact value / optimal value, when the exact value was computed."""
+        return None if self.exact is None else self.exact / self.optimal
 
     @property
     def ratio(self) -> float:
@@ -462,6 +472,10 @@ class EvalResult:
         if self.regret_estimate is not None:
             out["regret_estimate"] = self.regret_estimate.mean
             out["regret_estimate_ci95"] = self.regret_estimate.half_width
+        if self.exact is not None:
+            out["exact"] = self.exact
+            out["exact_ratio"] = self.exact_ratio
+            out["exact_p_cap"] = self.exact_p_cap
         return out
 
 
@@ -480,6 +494,7 @@ def evaluate(
     num_players: int = 2,
     batch: int = 64,
     progress: Callable[[int], None] | None = None,
+    exact: bool = False,
 ) -> EvalResult:
     """Play ``episodes`` episodes of ``objective`` with ``bot`` and measure it.
 
@@ -497,9 +512,13 @@ def evaluate(
         num_players: duel seats (the bot in one, the opponent in the others).
         batch: episodes played in lock-step per process (policies act on a whole batch).
         progress: called with the number of finished episodes after each finished chunk.
+        exact: ``turn`` only: also compute the bot's exact expected turn score by enumerating
+            every roll it can meet (:func:`greed_env.policy_value.turn_value`; the bot must be
+            deterministic; seconds to a minute of CPU).
 
     Raises:
-        ValueError: unknown objective or a non-positive episode count.
+        ValueError: unknown objective, a non-positive episode count, or ``exact`` with an
+            objective other than ``turn``.
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
@@ -507,6 +526,8 @@ def evaluate(
         episodes = default_duel_games() if objective == "duel" else 20_000
     if episodes < 1:
         raise ValueError(f"episodes must be positive, got {episodes}")
+    if exact and objective != "turn":
+        raise ValueError(f"exact values are computed for the 'turn' objective only, not {objective!r}")
     regret_n = min(episodes, 2000 if regret_episodes is None else max(0, regret_episodes))
     t0 = time.perf_counter()
     the_bot = resolve_bot(bot, rules, objective)
@@ -568,6 +589,11 @@ def evaluate(
         regret_est = mean_ci(ep_regret).scaled(-1.0, optimal)
     reg = table["regret"]
     tol = 1e-9 if objective == "duel" else 1e-6
+    exact_value = None
+    if exact:
+        from greed_env.policy_value import turn_value
+
+        exact_value = turn_value(the_bot, rules)
     return EvalResult(
         bot=_bot_label(bot, the_bot),
         rules=rules,
@@ -585,6 +611,8 @@ def evaluate(
         wall_s=time.perf_counter() - t0,
         units=_UNITS[objective],
         decisions_table=table,
+        exact=None if exact_value is None else exact_value.value,
+        exact_p_cap=None if exact_value is None else exact_value.p_cap,
     )
 
 
@@ -688,8 +716,8 @@ def plot_learning_curves(
 ) -> bool:
     """Plot evaluation rows of one or more runs against steps and against CPU minutes.
 
-    Each run is drawn with the regret-based estimate where it was logged (else the measured
-    mean with its 95% band); ``optimal`` is the dashed line. Returns False when no run has rows.
+    Each run is drawn with its exact value where it was logged (``exact``), else the
+    regret-based estimate, else the measured mean with its 95% band; ``optimal`` is the dashed line. Returns False when no run has rows.
     """
     runs = {name: rows for name, rows in runs.items() if rows}
     if not runs:
@@ -705,11 +733,14 @@ def plot_learning_curves(
         n_rows, 2 if with_cpu else 1, figsize=(12 if with_cpu else 7, 3.6 * n_rows), squeeze=False
     )
     for name, rows in runs.items():
-        use_regret = all("regret_estimate" in r for r in rows)
+        use_exact = all("exact" in r for r in rows)
+        use_regret = not use_exact and all("regret_estimate" in r for r in rows)
         key, ci_key = ("regret_estimate", "regret_estimate_ci95") if use_regret else ("value", "ci95")
+        if use_exact:
+            key, ci_key = "exact", "no-ci"
         vals = np.array([r[key] for r in rows])
         ci = np.array([r.get(ci_key, 0.0) for r in rows])
-        label = name + (" (optimal - regret)" if use_regret else "")
+        label = name + (" (optimal - regret)" if use_regret else " (exact)" if use_exact else "")
         xs = [("environment steps", np.array([r["step"] for r in rows]))]
         if with_cpu:
             xs.append(("CPU minutes (training and evaluations)", np.array([r["cpu_s"] for r in rows]) / 60))
@@ -769,6 +800,11 @@ def write_report(
         f"| optimal (solver) | {r.optimal:.4f} |",
         f"| ratio to optimal | {100 * r.ratio:.2f}% |",
     ]
+    if r.exact is not None:
+        lines.append(
+            f"| exact value of the bot's play (every roll enumerated) | {r.exact:.4f} "
+            f"({100 * (r.exact_ratio or 0.0):.3f}% of optimal) |"
+        )
     if r.regret_estimate is not None:
         lines.append(
             f"| optimal - regret estimate (95% CI) | {r.regret_estimate.fmt(4)} "
@@ -797,7 +833,7 @@ def write_report(
             for name, rows in curves.items():
                 if rows:
                     last = rows[-1]
-                    shown = last.get("regret_estimate", last["value"])
+                    shown = last.get("exact", last.get("regret_estimate", last["value"]))
                     cpu = f"{last['cpu_s'] / 60:.1f}" if "cpu_s" in last else "-"
                     lines.append(f"| {name} | {len(rows)} | {int(last['step']):,} | {shown:.4f} | {cpu} |")
     path = out / "report.md"

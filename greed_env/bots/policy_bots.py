@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from greed_env.bots.base import Bot
 from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
 from greed_env.rules.config import Rules, RulesError
@@ -52,6 +53,7 @@ __all__ = [
     "OnnxBot",
     "PPOBot",
     "RulesMismatchError",
+    "batch_moves",
     "check_compatible",
     "load_card",
     "masked_argmax",
@@ -94,6 +96,38 @@ class ObsSpecMismatchError(BotLoadError):
 
 class CatalogMismatchError(BotLoadError):
     """A bot trained on another action-catalog version or size than this greed_env builds."""
+
+
+def batch_moves(bot: Bot, rules: Rules, states: Sequence[State], rng: np.random.Generator) -> list[Move]:
+    """The bot's moves in ``states``, batched where the bot can take a batch.
+
+    Observation policies (:class:`~greed_env.bots.policy_bots.OnnxBot`,
+    :class:`~greed_env.bots.policy_bots.PPOBot`: ``act_batch(observations, masks)``) and
+    training snapshots (:class:`~greed_env.train.policy.PolicyBot`: ``act_ids``) are asked for
+    the whole batch at once (greedy: a sampling ``OnnxBot`` goes one position at a time); any
+    other bot one position at a time with ``rng``.
+    """
+    if not states:
+        return []
+    check = getattr(bot, "check_rules", None)
+    if callable(check):
+        check(rules)
+    act_ids = getattr(bot, "act_ids", None)
+    greedy = float(getattr(bot, "temperature", 0.0)) == 0.0
+    obs_batch = getattr(bot, "act_batch", None) if hasattr(bot, "act_obs") and greedy else None
+    if act_ids is None and obs_batch is None:
+        return [bot.act(rules, s, rng) for s in states]
+    catalog: ActionCatalog = getattr(bot, "catalog", None) or ActionCatalog(rules)
+    obs = np.empty((len(states), OBS_DIM), dtype=np.float32)
+    masks = np.empty((len(states), catalog.n), dtype=np.int8)
+    legal: list[dict[int, Move]] = []
+    for i, s in enumerate(states):
+        encode_observation(rules, s, out=obs[i])
+        mask, moves = catalog.legal(s)
+        masks[i] = mask
+        legal.append(moves)
+    ids = act_ids(obs, masks) if act_ids is not None else obs_batch(obs, masks)  # type: ignore[misc]
+    return [moves[int(a)] for moves, a in zip(legal, np.asarray(ids).reshape(-1), strict=True)]
 
 
 def sha256_file(path: str | Path) -> str:
@@ -275,8 +309,23 @@ class OnnxBot:
         where = where or f"bot {self.name}"
         self.rules = check_compatible(card, rules, where)
         self.catalog = ActionCatalog(self.rules)
+        self._model = bytes(model)
+        self._threads = int(threads)
         self._session, self._input, self._output = _session(model, threads, where)
         self._check_graph(where)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the onnxruntime session (rebuilt from the model bytes on load), so
+        the bot can play in worker processes."""
+        state = dict(self.__dict__)
+        for key in ("_session", "catalog"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.catalog = ActionCatalog(self.rules)
+        self._session, self._input, self._output = _session(self._model, self._threads, f"bot {self.name}")
 
     @classmethod
     def from_card(

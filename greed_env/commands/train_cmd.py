@@ -97,6 +97,7 @@ def _run_eval(ns: argparse.Namespace) -> int:
             opponent=ns.opponent,
             num_players=ns.num_players,
             progress=bar.update_to if bar else None,
+            exact=ns.exact,
         )
         if bar:
             bar.close()
@@ -154,6 +155,8 @@ def _print_summary(result: Any, report: str | None) -> None:
     print(f"  {r.units}: {r.score.fmt(digits)} (95% CI)   optimal: {r.optimal:.4f}   ratio: {100 * r.ratio:.2f}%")
     if r.regret_estimate is not None:
         print(f"  optimal - regret estimate: {r.regret_estimate.fmt(digits + 2)}")
+    if r.exact is not None:
+        print(f"  exact value (every roll enumerated): {r.exact:.4f} = {100 * r.exact_ratio:.3f}% of optimal")
     if r.decisions:
         print(
             f"  regret per decision: mean {r.mean_regret:.5g}, worst {r.worst_regret:.5g}; "
@@ -213,6 +216,11 @@ def register(subparsers: Any) -> None:
         action="append",
         default=None,
         help="training run directory whose learning curve to plot (repeat for several seeds)",
+    )
+    ev.add_argument(
+        "--exact",
+        action="store_true",
+        help="objective turn: also compute the bot's exact expected turn score by enumerating every roll (deterministic bots)",
     )
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
     ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")

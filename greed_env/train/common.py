@@ -314,6 +314,8 @@ EVAL_FIELDS = (
     "mean_regret",
     "worst_regret",
     "optimal_share",
+    "exact",
+    "exact_ratio",
 )
 
 
@@ -333,6 +335,9 @@ def _eval_row(step: int, wall_s: float, cpu_s: float, res: EvalResult) -> dict[s
     if res.regret_estimate is not None:
         row["regret_estimate"] = res.regret_estimate.mean
         row["regret_estimate_ci95"] = res.regret_estimate.half_width
+    if res.exact is not None:
+        row["exact"] = res.exact
+        row["exact_ratio"] = float(res.exact_ratio or 0.0)
     return row
 
 
@@ -687,6 +692,8 @@ def _eval_text(res: EvalResult) -> str:
     text = f"{res.score.fmt(4 if res.objective == 'duel' else 1)} {res.units}"
     if res.regret_estimate is not None:
         text += f", optimal-regret {res.regret_estimate.fmt(4 if res.objective == 'duel' else 2)}"
+    if res.exact is not None:
+        text += f", exact {res.exact:.2f} ({100 * (res.exact_ratio or 0.0):.2f}%)"
     return text + f" (optimal {res.optimal:.4g})"
 
 

@@ -42,6 +42,9 @@ class Args(PPOArgs):
     """points-to-reward factor of the 'turn' objective (0.001: a 500-point bank is +0.5)"""
     total_timesteps: int = 1_000_000
     """total environment steps (decisions of the learner) of the run"""
+    eval_exact: bool = True
+    """objective 'turn': also compute each evaluated policy's exact expected turn score by
+    enumerating every roll it can meet (greed_env.policy_value; seconds of CPU, no noise)"""
 
 
 def make_env(rules: Rules, objective: str, reward_scale: float) -> gym.Env:
@@ -75,6 +78,7 @@ def main(args: Args) -> Path:
             episodes=episodes,
             seed=args.eval_seed,
             regret_episodes=min(episodes, args.eval_regret_episodes),
+            exact=args.eval_exact and args.objective == "turn",
         )
 
     return run_training(

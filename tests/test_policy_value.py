@@ -1,0 +1,82 @@
+"""Exact one-turn values of deterministic bots (greed_env.policy_value)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from greed_env.bots.base import RandomBot, ThresholdBot
+from greed_env.bots.policy_bots import batch_moves
+from greed_env.evaluation import evaluate, optimal_value
+from greed_env.policy_value import turn_value
+from greed_env.rules import apply_roll, new_game, preset
+from greed_env.solver import OptimalBot
+
+
+@pytest.mark.parametrize("name", ["farkle5", "greed"])
+def test_optimal_bot_reproduces_the_table(name: str) -> None:
+    """The solver's own policy, enumerated, gives the solver's headline to rounding."""
+    rules = preset(name)
+    res = turn_value(OptimalBot(rules, "turn"), rules)
+    assert res.value == pytest.approx(optimal_value(rules, "turn"), abs=1e-8)
+    assert res.p_cap == 0.0
+    assert res.decisions > 1000
+
+
+@pytest.mark.parametrize("name", ["ten_thousand", "greed"])
+def test_threshold_bot_agrees_with_simulation(name: str) -> None:
+    """Exact value inside the simulation's confidence interval (greed: reroll-all cycles)."""
+    rules = preset(name)
+    exact = turn_value(ThresholdBot(bank_at=300), rules).value
+    sim = evaluate("threshold:300", rules, "turn", episodes=6000, seed=11, regret_episodes=0)
+    assert abs(sim.score.mean - exact) < 1.5 * sim.score.half_width  # 3 standard errors
+    assert exact < optimal_value(rules, "turn")
+
+
+def test_cap_is_reported_for_a_bot_that_never_banks() -> None:
+    rules = preset("farkle5")
+    # bank_at beyond the cap: the bot rolls until it busts or reaches the cap
+    res = turn_value(ThresholdBot(bank_at=10**9), rules, cap_points=3000)
+    assert 0.0 < res.p_cap < 0.05
+    # only turns reaching the cap score, each with at least 3,000 and less than 3,000 + one keep
+    assert 3000 * res.p_cap <= res.value < 6000 * res.p_cap
+
+
+def test_bad_arguments() -> None:
+    rules = preset("farkle5")
+    with pytest.raises(ValueError, match="cap_points"):
+        turn_value(ThresholdBot(), rules, cap_points=0)
+    with pytest.raises(ValueError, match="'turn' objective only"):
+        evaluate("threshold:300", rules, "race", episodes=10, exact=True)
+
+
+def test_evaluate_reports_the_exact_value() -> None:
+    rules = preset("farkle5")
+    res = evaluate("threshold:300", rules, "turn", episodes=200, regret_episodes=0, exact=True)
+    assert res.exact == pytest.approx(turn_value(ThresholdBot(bank_at=300), rules).value)
+    summary = res.summary()
+    assert summary["exact_ratio"] == pytest.approx(res.exact / res.optimal)
+
+
+def test_onnx_bot_batches_like_single_moves_and_pickles() -> None:
+    pytest.importorskip("onnxruntime")
+    from greed_env.bots.registry import load
+
+    rules = preset("ten_thousand")
+    bot = load("ten_thousand/ppo-turn")
+    rng = np.random.default_rng(3)
+    states = []
+    for _ in range(64):
+        s = new_game(rules, 2, first_player=0)
+        roll = tuple(sorted(int(x) for x in rng.integers(1, 7, size=6)))
+        s = apply_roll(rules, s, roll)
+        if s.phase == 3:  # KEEP: a decision
+            states.append(s)
+    batched = batch_moves(bot, rules, states, rng)
+    assert batched == [bot.act(rules, s, rng) for s in states]
+    clone = pickle.loads(pickle.dumps(bot))
+    assert batch_moves(clone, rules, states, rng) == batched
+    # a plain bot goes one position at a time
+    assert len(batch_moves(RandomBot(), rules, states, np.random.default_rng(0))) == len(states)
