@@ -240,8 +240,8 @@ def test_turn_rewards_match_the_single_env_in_distribution() -> None:
 
 
 def test_unsupported_rules_and_opponents_are_refused() -> None:
-    with pytest.raises(VectorUnsupportedError, match="trippn"):
-        SolitaireVectorEnv(2, rules="trippn")
+    with pytest.raises(VectorUnsupportedError, match="hot_dice=False"):
+        SolitaireVectorEnv(2, rules="progressive", rules_overrides={"hot_dice": False})
     with pytest.raises(VectorUnsupportedError, match="piggyback"):
         SolitaireVectorEnv(2, rules="farkle", rules_overrides={"piggyback": True})
 

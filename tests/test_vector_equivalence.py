@@ -81,8 +81,8 @@ def reference_fields(s: State) -> dict[str, Any]:
 
 
 def test_unmodelled_rules_are_refused_with_the_reason() -> None:
-    with pytest.raises(VectorUnsupportedError, match="trippn"):
-        check_vector_supported(preset("trippn"))
+    with pytest.raises(VectorUnsupportedError, match="hot_dice=False"):
+        check_vector_supported(preset("progressive", hot_dice=False))
     with pytest.raises(VectorUnsupportedError, match="piggyback"):
         check_vector_supported(preset("farkle", piggyback=True))
 

@@ -69,10 +69,11 @@ def reference_fields(s: State) -> dict[str, Any]:
     return out
 
 
-def test_trippn_is_refused_with_the_reason() -> None:
-    with pytest.raises(VectorUnsupportedError, match="trippn"):
-        check_vector_supported(preset("trippn"))
+def test_carry_over_without_hot_dice_is_refused() -> None:
+    with pytest.raises(VectorUnsupportedError, match="hot_dice=False"):
+        check_vector_supported(preset("trippn", hot_dice=False))
     check_vector_supported(preset("progressive"))
+    check_vector_supported(preset("trippn"))
 
 
 def test_every_dice_code_decodes_like_sample_roll() -> None:
@@ -182,6 +183,7 @@ def _play_both(
                 seen["roll-off finish"] += int(bool(ref[i].rolloff))
                 seen["split pot"] += int(len(ref[i].winners) > 1 and not ref[i].rolloff)
                 seen["roll-off shared"] += int(len(ref[i].winners) > 1 and bool(ref[i].rolloff))
+                seen["locked in"] += int("locked in" in ref[i].event)
                 ref[i] = new_game(rules, players)
             game.new_games(rows=over)
         chance = game.chance_rows()
@@ -200,6 +202,9 @@ def _play_both(
             seen["roll-off decisions"] += int(s.in_rolloff)
             seen["roll-off round 2+"] += int(s.in_rolloff and s.rolloff_round > 1)
             seen["carry-over working"] += int(s.phase == Phase.KEEP and not s.carry.is_empty())
+            seen["full set, carry-over working"] += int(
+                s.phase == Phase.KEEP and s.dice == rules.num_dice and not s.carry.is_empty()
+            )
             carries.add((s.dice, s.carry))
             legal = np.flatnonzero(masks[i])
             steered = _steered(rules, s, catalog, rng) if rng.random() < steer else -1
@@ -271,6 +276,20 @@ def test_order_free_exact_target_follows_the_reference(horizon: int, reached: st
     assert seen[reached] > 0 and seen["split pot"] > 0, seen
 
 
+def test_trippn_tables_grow_while_rows_follow_the_reference() -> None:
+    rules = preset("trippn")
+    seen = _play_both(rules, 2, n_games=12, n_steps=200, seed=9, steer=0.0, roll_on=0.9)
+    assert seen["full set, carry-over working"] > 20 and seen["dice states"] > 100, seen
+    assert vector_tables(rules).n_dice_states > 204, "Trippn's states go past Progressive's"
+
+
+def test_trippn_endgames_follow_the_reference() -> None:
+    rules = preset("trippn", target=500, rolloff_horizon=2)
+    seen = _play_both(rules, 5, n_games=24, n_steps=260, seed=2, steer=0.7)
+    assert seen["won by going out"] > 5 and seen["rolls for nothing"] > 50, seen
+    assert seen["SPLIT"] > 0 and seen["roll-off decisions"] > 0, seen
+
+
 def test_order_free_eight_dice_follow_the_reference() -> None:
     rules = preset("farkle", num_dice=8, target=3000, all_dice_bonus=1000)
     seen = _play_both(rules, 2, n_games=12, n_steps=150, seed=8, steer=0.0, roll_on=0.5)
@@ -278,15 +297,19 @@ def test_order_free_eight_dice_follow_the_reference() -> None:
 
 
 @pytest.mark.parametrize(
-    ("objective", "overrides"),
-    [("turn", {}), ("race", {"target": 500})],
+    ("rules", "objective", "overrides"),
+    [
+        ("progressive", "turn", {}),
+        ("progressive", "race", {"target": 500}),
+        ("trippn", "turn", {}),
+    ],
 )
-def test_progressive_solitaire_vector_matches_single_envs(
-    objective: str, overrides: dict[str, Any]
+def test_carry_over_solitaire_vector_matches_single_envs(
+    rules: str, objective: str, overrides: dict[str, Any]
 ) -> None:
     n = 8
     kw = {
-        "rules": "progressive",
+        "rules": rules,
         "objective": objective,
         "rules_overrides": overrides,
         "max_steps": 12,
@@ -300,17 +323,21 @@ def test_progressive_solitaire_vector_matches_single_envs(
 
 
 @pytest.mark.parametrize(
-    ("opponent", "players", "seat"),
-    [("threshold", 2, None), ("random", 3, 1)],
+    ("rules", "opponent", "players", "seat"),
+    [
+        ("progressive", "threshold", 2, None),
+        ("progressive", "random", 3, 1),
+        ("trippn", "threshold", 2, 0),
+    ],
 )
-def test_progressive_duel_vector_matches_single_envs(
-    opponent: str, players: int, seat: int | None
+def test_carry_over_duel_vector_matches_single_envs(
+    rules: str, opponent: str, players: int, seat: int | None
 ) -> None:
     n = 8
     overrides = {"target": 300, "horizon_rounds": 6}
     vec = DuelVectorEnv(
         n,
-        rules="progressive",
+        rules=rules,
         opponent=opponent,
         num_players=players,
         seat=seat,
@@ -320,7 +347,7 @@ def test_progressive_duel_vector_matches_single_envs(
     streams = [SharedStream() for _ in range(n)]
     singles = [
         DuelEnv(
-            rules="progressive",
+            rules=rules,
             rules_overrides=overrides,
             num_players=players,
             seat=seat,

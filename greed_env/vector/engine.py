@@ -67,8 +67,11 @@ class BatchGame:
         self.num_games = int(num_games)
         self.num_players = num_players
         self.S = np.zeros((self.num_games, K.N_COLS), dtype=np.int64)
-        self._tab = self.tables.tab
         self.new_games()
+
+    @property
+    def _tab(self) -> np.ndarray:
+        return self.tables.tab
 
     def new_games(self, first_player: int | None = None, rows: np.ndarray | None = None) -> None:
         """``new_game(rules, num_players, first_player)`` in every flagged row."""
@@ -99,7 +102,10 @@ class BatchGame:
         rows = _as_rows(rows, self.num_games)
         if np.any(rows & ~self.chance_rows()):
             raise ValueError("apply_rolls: a flagged row is not at a chance node")
-        K.batch_apply_rolls(self.S, rows, np.asarray(codes, dtype=np.int64), self._tab)
+        waiting = rows.copy()
+        codes = np.asarray(codes, dtype=np.int64)
+        while K.batch_apply_rolls(self.S, waiting, codes, self._tab):
+            self.tables.grow()
 
     def apply_actions(self, actions: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Play ``actions[i]`` in every flagged row; returns which were illegal (forfeited)."""
@@ -290,7 +296,6 @@ class EpisodeBatch:
         self.mask = np.zeros((n, self.tables.n_actions), dtype=np.int8)
         self.rewards = np.zeros(n, dtype=np.float64)
         self._pending = np.zeros(n, dtype=np.float64)
-        self._tab = self.tables.tab
         self._rng = np.random.default_rng()
         self.draw_log: list[tuple[str, np.ndarray, np.ndarray]] | None = None
         """When a list, every refill appends ``(kind, per-row counts, draws)`` (tests)."""
@@ -340,8 +345,14 @@ class EpisodeBatch:
             self.draw_log.append((kind, counts.copy(), draws.copy()))
         K.scatter_draws(self.E, read_col, write_col, buf, draws)
 
+    @property
+    def _tab(self) -> np.ndarray:
+        return self.tables.tab
+
     def _drain(self, starved: int) -> None:
+        """Resume the games that stopped for dice codes, uniforms or (Trippn) table rows."""
         while starved:
+            self.tables.grow()
             self._refill(force=True)
             starved = K.resume_range(0, self.num_envs, self.S, self.E, *self._tail())
 

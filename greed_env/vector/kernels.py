@@ -71,14 +71,18 @@ T_OFF_OBS = 33
 T_OFF_COUNTS = 34
 T_OFF_RSTART = 35
 T_OFF_MC = 36
-T_OFF_PAIR = 37
+T_OFF_SBASE = 37  # per dice state: start of its block in the row index (-1: none yet)
 T_OFF_OSTART = 38
 T_OFF_SCORING = 39
 T_OFF_BEST = 40
 T_OFF_OPT = 41
 T_OFF_CARRY = 42
 T_OFF_DSDICE = 43
-T_HEADER = 44
+T_OFF_RINDEX = 44  # (dice state, roll) -> option row, -1 where not built (Trippn)
+T_OFF_REQ = 45  # (dice state, roll id) pairs of missing rows the kernels asked for
+T_NREQ = 46
+T_CAPREQ = 47
+T_HEADER = 48
 OPT_ACTION = 0
 OPT_SCORE = 1
 OPT_USED = 2
@@ -180,6 +184,7 @@ STAGE_OVER = 4
 
 OK = 0
 STARVED = 1
+MISSING = 2  # apply_roll: the roll's option row is not built yet (asked for in the table)
 
 # observation slots (order of tables.OBS_SLOT_NAMES; positions at tab[T_OFF_OBS + O_*])
 O_NUM_DICE = 0
@@ -230,10 +235,36 @@ def _fresh_index(S, i, tab):
 
 
 @kernel
+def _dice_state(S, i, tab):
+    return S[i, C_DSTATE] if tab[CFG_CARRY] != 0 else _fresh_index(S, i, tab)
+
+
+@kernel
+def _row_of(tab, d, r):
+    """The option row of roll ``r`` in dice state ``d`` (-1: not built)."""
+    base = tab[tab[T_OFF_SBASE] + d]
+    if base < 0:
+        return -1
+    if tab[CFG_CARRY] != 0:
+        r -= tab[tab[T_OFF_RSTART] + tab[tab[T_OFF_DSDICE] + d]]
+    return tab[tab[T_OFF_RINDEX] + base + r]
+
+
+@kernel
 def _table_row(S, i, tab):
     """The option row of the roll showing in row ``i`` (its dice state and roll id)."""
-    d = S[i, C_DSTATE] if tab[CFG_CARRY] != 0 else _fresh_index(S, i, tab)
-    return tab[tab[T_OFF_PAIR] + d] + S[i, C_ROLL]
+    return _row_of(tab, _dice_state(S, i, tab), S[i, C_ROLL])
+
+
+@kernel
+def _ask_for_row(tab, d, r):
+    """Ask the caller to build row (``d``, ``r``); a request lost to a full list or to a race
+    between threads is asked again when the game resumes."""
+    k = tab[T_NREQ]
+    if k < tab[T_CAPREQ]:
+        tab[tab[T_OFF_REQ] + 2 * k] = d
+        tab[tab[T_OFF_REQ] + 2 * k + 1] = r
+        tab[T_NREQ] = k + 1
 
 
 @kernel
@@ -594,7 +625,9 @@ def _order_roll(S, i, face, tab):
 
 @kernel
 def apply_roll(S, i, code, tab):
-    """``apply_roll`` of the roll that ``code`` decodes to (one die at the who-starts roll)."""
+    """``apply_roll`` of the roll that ``code`` decodes to (one die at the who-starts roll).
+    Returns :data:`MISSING`, leaving the row untouched, if that roll's option row is not built
+    yet (it is asked for); else :data:`OK`."""
     if S[i, C_PHASE] == PH_ORDER_ROLL:
         counts = tab[T_OFF_COUNTS] + 6 * decode_roll(code, 1, tab)
         face = 1
@@ -602,27 +635,33 @@ def apply_roll(S, i, code, tab):
             if tab[counts + f] != 0:
                 face = f + 1
         _order_roll(S, i, face, tab)
-        return
-    S[i, C_ROLL] = decode_roll(code, S[i, C_DICE], tab)
-    row = _table_row(S, i, tab)
+        return OK
+    r = decode_roll(code, S[i, C_DICE], tab)
+    d = _dice_state(S, i, tab)
+    row = _row_of(tab, d, r)
+    if row < 0:
+        _ask_for_row(tab, d, r)
+        return MISSING
+    S[i, C_ROLL] = r
     if S[i, C_FOR_NOTHING] != 0:
         S[i, C_FOR_NOTHING] = 0
         if tab[tab[T_OFF_SCORING] + row] != 0:
             end_turn(S, i, True, tab)
         else:
             _go_out(S, i, tab)
-        return
+        return OK
     S[i, C_PHASE] = PH_KEEP
     bar = S[i, C_BAR]
     cnt = _n_options(tab, row)
     if bar < 0:
         if cnt > 0:
-            return
+            return OK
     else:
         for j in range(cnt):
             if _opt(tab, row, j, OPT_SCORE) > bar:
-                return
+                return OK
     end_turn(S, i, True, tab)
+    return OK
 
 
 @kernel
@@ -989,8 +1028,9 @@ def _advance(S, E, i, tab, ep, codes, unif):
             rd = E[i, E_CODE_READ]
             if rd == E[i, E_CODE_WRITE]:
                 return STARVED
+            if apply_roll(S, i, codes[i, rd % codes.shape[1]], tab) != OK:
+                return STARVED  # resumed once the tables have the roll's row
             E[i, E_CODE_READ] = rd + 1
-            apply_roll(S, i, codes[i, rd % codes.shape[1]], tab)
             continue
         if mode == MODE_DUEL and S[i, C_PLAYER] != E[i, E_SEAT]:
             if ep[EP_OPPONENT] == OPP_RANDOM:
@@ -1225,10 +1265,17 @@ def batch_new_games(S, rows, n, first_player, tab):
 
 @kernel
 def batch_apply_rolls(S, rows, codes, tab):
-    """``apply_roll`` of ``codes[i]`` to every flagged row (each must be at a chance node)."""
+    """``apply_roll`` of ``codes[i]`` to every flagged row (each must be at a chance node);
+    rows whose option row is missing stay flagged and untouched, the others are unflagged.
+    Returns how many stay flagged."""
+    missing = 0
     for i in range(S.shape[0]):
         if rows[i]:
-            apply_roll(S, i, codes[i], tab)
+            if apply_roll(S, i, codes[i], tab) == OK:
+                rows[i] = False
+            else:
+                missing += 1
+    return missing
 
 
 @kernel

@@ -16,12 +16,13 @@ Options are indexed by *dice state* and roll. A dice state is what, besides the 
 the legal keeps:
 
 * order-free rules: two states, 0 (not fresh) and 1 (a fresh full roll);
-* carry-over rules (Progressive): the reachable (dice to roll, carry-over) pairs enumerated
-  by :func:`greed_env.solver.carry.carry_tables` (204 for Progressive), state 0 being a fresh
-  full roll with nothing working; each option names the dice state it leads to.
+* carry-over rules: (dice to roll, carry-over) pairs, state 0 being a fresh full roll with
+  nothing working; each option names the dice state it leads to. Progressive's 204 are the
+  ones :func:`greed_env.solver.carry.carry_tables` reaches, all tabled ahead; Trippn's never
+  close (its carry-over survives hot dice), so its states and option rows are added as games
+  meet them (:meth:`VectorTables.grow`).
 
-The options of (dice state ``d``, roll ``r``) are records ``opt_start[row] ..
-opt_start[row + 1] - 1`` with ``row = pair_base[d] + r``, in :func:`keep_options` order (the
+Each (dice state, roll) has an option row: the options in :func:`keep_options` order (the
 order of :func:`~greed_env.rules.legal_moves`).
 
 >>> t = vector_tables("ten_thousand")
@@ -37,7 +38,6 @@ order of :func:`~greed_env.rules.legal_moves`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations_with_replacement
 from math import comb
@@ -116,13 +116,11 @@ def check_vector_supported(rules: Rules) -> None:
     must-beat, voluntary bust, bust penalties, the nothing bonus, the all-dice bonus, the
     final round, six-of-a-kind wins, the who-starts roll, the horizon), up to eight dice; the
     exact target (overshoot, roll for nothing, finishers, split vote, roll-off order and
-    roll-offs); and carry-over rules with hot dice whose dice states close (Progressive).
-    Not modelled: ``trippn`` (the carry-over survives hot dice, so the dice states never
-    close: see ``docs/scale.md``), carry-over without hot dice, ``piggyback``.
+    roll-offs); and carry-over rules with hot dice: Progressive, whose 204 dice states are
+    tabled ahead, and Trippn, whose dice states never close and whose rows are built on
+    demand. Not modelled: carry-over without hot dice, ``piggyback``.
     """
     bad = []
-    if rules.trippn:
-        bad.append("trippn=True (carry-over through hot dice: the dice states never close)")
     if rules.carry_over and not rules.hot_dice:
         bad.append("carry_over=True with hot_dice=False")
     if rules.piggyback:
@@ -139,10 +137,46 @@ Option = tuple[int, int, int, int, int]
 """One keep option record: (catalog action id, points, dice kept, instant win, next dice
 state; -1 under order-free rules, where the kernels work out the dice left)."""
 
+# growable sections of the flat table: (header offset slot, record width)
+_SECTIONS = (
+    ("dice", K.T_OFF_DSDICE, 1),
+    ("sbase", K.T_OFF_SBASE, 1),
+    ("carry", K.T_OFF_CARRY, K.CARRY_FIELDS),
+    ("rindex", K.T_OFF_RINDEX, 1),
+    ("ostart", K.T_OFF_OSTART, 1),
+    ("scoring", K.T_OFF_SCORING, 1),
+    ("best", K.T_OFF_BEST, 1),
+    ("opt", K.T_OFF_OPT, K.OPT_FIELDS),
+    ("req", K.T_OFF_REQ, 2),
+)
+_SECTION_OF = {
+    "dice": "states",
+    "sbase": "states",
+    "carry": "states",
+    "rindex": "rindex",
+    "ostart": "rows",
+    "scoring": "rows",
+    "best": "rows",
+    "opt": "opt",
+    "req": "req",
+}
 
-@dataclass(frozen=True, eq=False)
+
 class VectorTables:
     """Every table the kernels read, for one rules configuration.
+
+    Dice states and option rows live in sections of one flat int64 array, :attr:`tab`
+    (header slots ``greed_env.vector.kernels.T_*``): per dice state its dice, carry-over
+    record and the base of its block in the row index; the row index maps (dice state, roll
+    id) to an option row (-1: not built); per row the first option record, whether any die
+    scores (``has_scoring_keep``: a roll for nothing that scores loses the turn) and the
+    most points (what a reroll-all gives up); the option records (see :data:`Option`).
+
+    Every rule set but Trippn is built whole when the tables are made. Trippn's dice states
+    never close, so its rows are built on demand: a kernel that meets a missing row writes a
+    request and stops that game (as when its dice codes run out); :meth:`grow` builds the
+    requested rows from ``keep_options`` and the caller resumes. :attr:`tab` is then a new
+    array whenever a section had to grow.
 
     Attributes:
         rules: the configuration.
@@ -153,34 +187,53 @@ class VectorTables:
         roll_counts: ``(R, 6)`` dice showing each face.
         dice_states: (dice to roll, carry-over) of each dice state; under order-free rules
             ``(0, EMPTY_CARRY)`` (not fresh) and ``(num_dice, EMPTY_CARRY)`` (fresh).
-        pair_base: ``(D,)``; the table row of (dice state ``d``, roll ``r``) is
-            ``pair_base[d] + r``.
-        opt_start: ``(rows + 1,)`` first option record of each row.
-        opt: ``(options, OPT_FIELDS)`` records (see :data:`Option`).
-        row_scoring: ``(rows,)`` whether any die of the roll scores (``has_scoring_keep``:
-            a roll for nothing that scores loses the turn).
-        row_best: ``(rows,)`` most points of any option (the points a reroll-all gives up).
         cfg: int64 rules constants and non-keep action ids for the kernels.
         obs_index: int64 positions of the observation entries the kernels write.
-        tab: everything above the kernels read, as one flat int64 array (header slots
-            ``greed_env.vector.kernels.T_*``, then ``cfg`` values and the sub-tables).
+        tab: the flat table the kernels read.
     """
 
-    rules: Rules
-    catalog: ActionCatalog
-    num_dice: int
-    roll_start: np.ndarray
-    roll_counts: np.ndarray
-    dice_states: tuple[tuple[int, Carry], ...]
-    pair_base: np.ndarray
-    opt_start: np.ndarray
-    opt: np.ndarray
-    row_scoring: np.ndarray
-    row_best: np.ndarray
-    cfg: np.ndarray
-    obs_index: np.ndarray
-    tab: np.ndarray
+    def __init__(self, rules: Rules) -> None:
+        check_vector_supported(rules)
+        nd = rules.num_dice
+        self.rules = rules
+        self.catalog = ActionCatalog(rules)
+        self.num_dice = nd
+        self.growing = rules.trippn
+        self._rolls = _rolls(nd)
+        roll_start = np.zeros(nd + 2, dtype=np.int64)
+        roll_start[1:] = np.cumsum([0] + [comb(k + 5, 5) for k in range(1, nd + 1)])
+        self.roll_start = roll_start
+        self.roll_counts = np.array(
+            [[r.count(f) for f in FACES] for r in self._rolls], dtype=np.int64
+        )
+        # multisets of t faces drawn from the m highest faces: the kernels' roll-id ranking
+        self._multichoose = np.array(
+            [[comb(m + t - 1, t) if m > 0 else int(t == 0) for t in range(9)] for m in range(7)],
+            dtype=np.int64,
+        )
+        self.cfg = _cfg(rules, self.catalog)
+        self.obs_index = np.array([OBS_INDEX[name] for name in OBS_SLOT_NAMES], dtype=np.int64)
+        if MAX_SEATS != K.MAX_PLAYERS or int(self.obs_index.max()) >= OBS_DIM:
+            raise VectorUnsupportedError("observation layout changed: rebuild the vector kernels")
+        self.dice_states: list[tuple[int, Carry]] = []
+        self._index: dict[tuple[int, Carry], int] = {}
+        self._used = {"states": 0, "rindex": 0, "rows": 0, "opt": 0, "req": 0}
+        self._cap = {"states": 16, "rindex": 4096, "rows": 1024, "opt": 8192, "req": 4096}
+        self.tab = np.zeros(0, dtype=np.int64)
+        self._views: dict[str, np.ndarray] = {}
+        self._allocate()
+        if self.growing:
+            self._add_state(nd, EMPTY_CARRY)
+            return
+        states, _ = _dice_states(rules)
+        for dice, carry in states:
+            self._add_state(dice, carry)
+        for d in range(len(states)):
+            lo, hi = self._block(d)
+            for r in range(lo, hi):
+                self._add_row(d, r)
 
+    # ------------------------------------------------------------------------------------
     @property
     def n_actions(self) -> int:
         return self.catalog.n
@@ -190,8 +243,14 @@ class VectorTables:
         return len(self.dice_states)
 
     @property
+    def n_rows(self) -> int:
+        """Option rows built so far."""
+        return self._used["rows"]
+
+    @property
     def max_options(self) -> int:
-        return int(np.diff(self.opt_start).max(initial=0))
+        ostart = self._views["ostart"][: self.n_rows + 1]
+        return int(np.diff(ostart).max(initial=0))
 
     def roll_of(self, roll_id: int) -> tuple[int, ...]:
         """The sorted faces of a roll id."""
@@ -203,10 +262,165 @@ class VectorTables:
         return _roll_ids(self.num_dice)[tuple(sorted(roll))]
 
     def options(self, dice_state: int, roll_id: int) -> list[Option]:
-        """The option records of a roll in a dice state, in ``keep_options`` order."""
-        row = int(self.pair_base[dice_state]) + roll_id
-        lo, hi = int(self.opt_start[row]), int(self.opt_start[row + 1])
-        return [tuple(int(x) for x in rec) for rec in self.opt[lo:hi]]  # type: ignore[misc]
+        """The option records of a roll in a dice state, in ``keep_options`` order (the row
+        is built first if it is missing)."""
+        row = self._row(dice_state, roll_id)
+        if row < 0:
+            row = self._add_row(dice_state, roll_id)
+        ostart = self._views["ostart"]
+        lo, hi = int(ostart[row]), int(ostart[row + 1])
+        return [tuple(int(x) for x in rec) for rec in self._views["opt"][lo:hi]]  # type: ignore[misc]
+
+    def grow(self) -> bool:
+        """Build the rows the kernels asked for since the last call; True if any was built
+        (:attr:`tab` may then be a new array)."""
+        asked = min(int(self.tab[K.T_NREQ]), self._cap["req"])
+        if asked == 0:
+            return False
+        requests = {(int(d), int(r)) for d, r in self._views["req"][:asked]}
+        self.tab[K.T_NREQ] = 0
+        built = False
+        for d, r in sorted(requests):
+            if self._row(d, r) < 0:
+                self._add_row(d, r)
+                built = True
+        return built
+
+    # ------------------------------------------------------------------------------------
+    def _block(self, d: int) -> tuple[int, int]:
+        """The roll ids a dice state has rows for."""
+        if not self.rules.carry_over:
+            return 0, len(self._rolls)
+        dice = self.dice_states[d][0]
+        return int(self.roll_start[dice]), int(self.roll_start[dice + 1])
+
+    def _row(self, d: int, r: int) -> int:
+        base = int(self._views["sbase"][d])
+        return -1 if base < 0 else int(self._views["rindex"][base + r - self._block(d)[0]])
+
+    def _allocate(self) -> None:
+        """(Re)build the flat table with the current capacities, keeping what is in it."""
+        old_tab, old_views = self.tab, self._views
+        fixed = [
+            (K.T_OFF_OBS, self.obs_index),
+            (K.T_OFF_COUNTS, self.roll_counts),
+            (K.T_OFF_RSTART, self.roll_start),
+            (K.T_OFF_MC, self._multichoose),
+        ]
+        size = K.T_HEADER + sum(a.size for _, a in fixed)
+        shapes = {}
+        for name, _, width in _SECTIONS:
+            cap = self._cap[_SECTION_OF[name]] + (1 if name == "ostart" else 0)
+            shapes[name] = (cap, width)
+            size += cap * width
+        tab = np.zeros(size, dtype=np.int64)
+        tab[: K.CFG_SIZE] = self.cfg
+        tab[K.T_NROLLS] = len(self._rolls)
+        tab[K.T_CAPREQ] = self._cap["req"]
+        offset = K.T_HEADER
+        for slot, arr in fixed:
+            tab[slot] = offset
+            tab[offset : offset + arr.size] = arr.ravel()
+            offset += arr.size
+        views = {}
+        for name, slot, width in _SECTIONS:
+            cap = shapes[name][0]
+            tab[slot] = offset
+            view = tab[offset : offset + cap * width]
+            views[name] = view.reshape(cap, width) if width > 1 else view
+            offset += cap * width
+        views["sbase"][:] = -1
+        views["rindex"][:] = -1
+        for name, _, _ in _SECTIONS:
+            if name in old_views:
+                n = old_views[name].shape[0]
+                views[name][:n] = old_views[name]
+        if old_tab.size:
+            tab[K.T_NDS] = old_tab[K.T_NDS]
+            tab[K.T_NREQ] = old_tab[K.T_NREQ]
+        self.tab = tab
+        self._views = views
+
+    def _reserve(self, section: str, more: int) -> None:
+        need = self._used[section] + more
+        if need > self._cap[section]:
+            while self._cap[section] < need:
+                self._cap[section] *= 2
+            self._allocate()
+
+    def _add_state(self, dice: int, carry: Carry) -> int:
+        self._reserve("states", 1)
+        d = self._used["states"]
+        self._used["states"] += 1
+        self.dice_states.append((dice, carry))
+        self._index[(dice, carry)] = d
+        v = self._views
+        v["dice"][d] = dice
+        v["sbase"][d] = -1
+        rec = v["carry"][d]
+        rec[:6] = carry.sets
+        for f in carry.fills:
+            rec[6 + f - 1] = 1
+        for f in carry.pairs:
+            rec[12 + f - 1] = 1
+        self.tab[K.T_NDS] = d + 1
+        return d
+
+    def _next_state(self, dice: int, kept: int, carry: Carry) -> int:
+        """The dice state after a keep (``greed_env.solver.carry`` reads it the same way);
+        a new one under Trippn."""
+        if not self.rules.carry_over:
+            return -1
+        left = dice - kept
+        if left == 0:
+            key = (self.num_dice, carry if self.rules.trippn else EMPTY_CARRY)
+        else:
+            key = (left, carry)
+        d = self._index.get(key)
+        if d is None:
+            if not self.growing:
+                raise VectorUnsupportedError(f"dice state {key} is not among the searched ones")
+            d = self._add_state(*key)
+        return d
+
+    def _add_row(self, d: int, r: int) -> int:
+        """Build the option row of roll ``r`` in dice state ``d`` from ``keep_options``."""
+        rules, nd = self.rules, self.num_dice
+        carry = self.dice_states[d][1]
+        lo, hi = self._block(d)
+        if not lo <= r < hi:
+            raise ValueError(f"roll id {r} has no row in dice state {d}")
+        if self._views["sbase"][d] < 0:
+            self._reserve("rindex", hi - lo)
+            self._views["sbase"][d] = self._used["rindex"]
+            self._used["rindex"] += hi - lo
+        roll = self._rolls[r]
+        fresh = len(roll) == nd and (rules.carry_over or d == 1)
+        opts = keep_options(rules, roll, carry, fresh)
+        records = [
+            (
+                self.catalog.index_of(o),
+                o.score,
+                len(o.taps),
+                int(o.wins),
+                self._next_state(len(roll), len(o.taps), o.carry),
+            )
+            for o in opts
+        ]
+        self._reserve("rows", 1)
+        self._reserve("opt", len(records))
+        v = self._views
+        row, first = self._used["rows"], self._used["opt"]
+        if records:
+            v["opt"][first : first + len(records)] = records
+        self._used["opt"] += len(records)
+        v["ostart"][row] = first
+        v["ostart"][row + 1] = first + len(records)
+        v["scoring"][row] = int(has_scoring_keep(rules, roll, carry))
+        v["best"][row] = max((o.score for o in opts), default=0)
+        v["rindex"][int(v["sbase"][d]) + r - lo] = row
+        self._used["rows"] += 1
+        return row
 
 
 def _action_id(catalog: ActionCatalog, kind: str) -> int:
@@ -238,31 +452,6 @@ def _dice_states(rules: Rules) -> tuple[tuple[tuple[int, Carry], ...], dict[tupl
     if ct.states[0] != (rules.num_dice, EMPTY_CARRY):
         raise VectorUnsupportedError("dice state 0 must be a fresh full roll with no carry-over")
     return ct.states, ct.index
-
-
-def _next_state(
-    rules: Rules, index: dict[tuple[int, Carry], int], dice: int, kept: int, carry: Carry
-) -> int:
-    """The dice state after a keep (hot dice clear the carry-over: Trippn is refused)."""
-    if not rules.carry_over:
-        return -1
-    left = dice - kept
-    key = (rules.num_dice, EMPTY_CARRY) if left == 0 else (left, carry)
-    return index[key]
-
-
-def _flatten(head_values: np.ndarray, parts: list[tuple[int, np.ndarray]]) -> np.ndarray:
-    """The flat table: header (cfg values, sizes, offsets), then each sub-table, C order."""
-    head = np.zeros(K.T_HEADER, dtype=np.int64)
-    head[: len(head_values)] = head_values
-    offset = K.T_HEADER
-    chunks = [head]
-    for slot, arr in parts:
-        head[slot] = offset
-        flat = np.ascontiguousarray(arr, dtype=np.int64).ravel()
-        chunks.append(flat)
-        offset += flat.size
-    return np.concatenate(chunks)
 
 
 def _cfg(rules: Rules, catalog: ActionCatalog) -> np.ndarray:
@@ -303,103 +492,7 @@ def _cfg(rules: Rules, catalog: ActionCatalog) -> np.ndarray:
 
 @lru_cache(maxsize=32)
 def _build(rules: Rules) -> VectorTables:
-    check_vector_supported(rules)
-    nd = rules.num_dice
-    catalog = ActionCatalog(rules)
-    rolls = _rolls(nd)
-    roll_start = np.zeros(nd + 2, dtype=np.int64)
-    roll_start[1:] = np.cumsum([0] + [comb(k + 5, 5) for k in range(1, nd + 1)])
-    roll_counts = np.array([[r.count(f) for f in FACES] for r in rolls], dtype=np.int64)
-    # multisets of t faces drawn from the m highest faces: the kernels' roll-id ranking
-    multichoose = np.array(
-        [[comb(m + t - 1, t) if m > 0 else int(t == 0) for t in range(9)] for m in range(7)],
-        dtype=np.int64,
-    )
-
-    states, index = _dice_states(rules)
-    pair_base = np.zeros(len(states), dtype=np.int64)
-    opt_start = [0]
-    records: list[Option] = []
-    scoring: list[int] = []
-    best: list[int] = []
-    row = 0
-    for d, (dice, carry) in enumerate(states):
-        if rules.carry_over:
-            lo, hi = int(roll_start[dice]), int(roll_start[dice + 1])
-        else:
-            lo, hi = 0, len(rolls)
-        pair_base[d] = row - lo
-        for r in rolls[lo:hi]:
-            fresh = len(r) == nd and (rules.carry_over or d == 1)
-            opts = keep_options(rules, r, carry, fresh)
-            for o in opts:
-                records.append(
-                    (
-                        catalog.index_of(o),
-                        o.score,
-                        len(o.taps),
-                        int(o.wins),
-                        _next_state(rules, index, len(r), len(o.taps), o.carry),
-                    )
-                )
-            opt_start.append(len(records))
-            scoring.append(int(has_scoring_keep(rules, r, carry)))
-            best.append(max((o.score for o in opts), default=0))
-            row += 1
-    opt = np.array(records, dtype=np.int64).reshape(-1, K.OPT_FIELDS)
-    carry_rows = np.zeros((len(states), 18), dtype=np.int64)
-    dice_of = np.zeros(len(states), dtype=np.int64)
-    for d, (dice, carry) in enumerate(states):
-        dice_of[d] = dice
-        carry_rows[d, :6] = carry.sets
-        for f in carry.fills:
-            carry_rows[d, 6 + f - 1] = 1
-        for f in carry.pairs:
-            carry_rows[d, 12 + f - 1] = 1
-
-    cfg = _cfg(rules, catalog)
-    obs_index = np.array([OBS_INDEX[name] for name in OBS_SLOT_NAMES], dtype=np.int64)
-    if MAX_SEATS != K.MAX_PLAYERS or int(obs_index.max()) >= OBS_DIM:
-        raise VectorUnsupportedError("observation layout changed: rebuild the vector kernels")
-    head = np.zeros(K.T_NROLLS + 2, dtype=np.int64)
-    head[: K.CFG_SIZE] = cfg
-    head[K.T_NROLLS] = len(rolls)
-    head[K.T_NDS] = len(states)
-    opt_start_arr = np.array(opt_start, dtype=np.int64)
-    row_scoring = np.array(scoring, dtype=np.int64)
-    row_best = np.array(best, dtype=np.int64)
-    tab = _flatten(
-        head,
-        [
-            (K.T_OFF_OBS, obs_index),
-            (K.T_OFF_COUNTS, roll_counts),
-            (K.T_OFF_RSTART, roll_start),
-            (K.T_OFF_MC, multichoose),
-            (K.T_OFF_PAIR, pair_base),
-            (K.T_OFF_OSTART, opt_start_arr),
-            (K.T_OFF_SCORING, row_scoring),
-            (K.T_OFF_BEST, row_best),
-            (K.T_OFF_OPT, opt),
-            (K.T_OFF_CARRY, carry_rows),
-            (K.T_OFF_DSDICE, dice_of),
-        ],
-    )
-    return VectorTables(
-        rules=rules,
-        catalog=catalog,
-        num_dice=nd,
-        roll_start=roll_start,
-        roll_counts=roll_counts,
-        dice_states=tuple(states),
-        pair_base=pair_base,
-        opt_start=opt_start_arr,
-        opt=opt,
-        row_scoring=row_scoring,
-        row_best=row_best,
-        cfg=cfg,
-        obs_index=obs_index,
-        tab=tab,
-    )
+    return VectorTables(rules)
 
 
 def vector_tables(rules: Rules | str | None) -> VectorTables:
