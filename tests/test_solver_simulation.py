@@ -122,3 +122,23 @@ def test_duel_headline_by_simulation(name: str, target: int) -> None:
     assert abs(wins.mean() - table.headline) < 3 * se, (wins.mean(), table.headline, se)
     if rules.tie_rule == "split_vote":
         assert tie_decisions > 0, "ties went through the split vote and the roll-off"
+
+
+def test_final_round_without_bust_bound_by_simulation() -> None:
+    """Zilch's scoring "nothing" roll means six dice never bust, so the final-round cap has no
+    bust bound; it stops where the opponent's last-turn chances fall below the tolerance."""
+    rules = preset("zilch", target=1000, final_round=True, bust_penalty=0)
+    table = solve(rules, "duel")
+    assert table.meta["p_min_bust"] == 0.0
+    assert table.meta["cap_certified"] and 0.0 < table.meta["cap_error_bound"] < 1e-12
+    bot = OptimalBot(rules, "duel", table)
+    rng = np.random.default_rng(17)
+    n = 1200
+    wins = np.empty(n)
+    for i in range(n):
+        s = new_game(rules, 2, first_player=0)
+        while not is_over(s):
+            s = apply_roll(rules, s, sample_roll(rules, s, rng)) if is_chance(s) else apply(rules, s, bot.act(rules, s, rng))
+        wins[i] = s.shares[0]
+    se = wins.std(ddof=1) / np.sqrt(n)
+    assert abs(wins.mean() - table.headline) < 3 * se, (wins.mean(), table.headline, se)

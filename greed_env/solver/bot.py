@@ -47,7 +47,7 @@ from greed_env.rules.game import (
 from greed_env.rules.scoring import best_keep_score
 from greed_env.solver import kernels
 from greed_env.solver.model import RollTables, SolverError, needs_full_tables, roll_tables
-from greed_env.solver.objectives import tail_gain, turn_arrays
+from greed_env.solver.objectives import cap_eps, tail_gain, turn_arrays
 from greed_env.solver.table import SolverTable
 
 __all__ = ["OptimalBot", "TurnContext", "turn_context"]
@@ -181,7 +181,8 @@ def _duel_context(table: SolverTable, rules: Rules, tb: RollTables, state: State
     margin = 0
     if rules.final_round:
         gfin = g_out if b == 0 else g_in
-        margin = int(kernels.duel_margin(b, target, float(v[b, a]), table.meta["p_min_bust"], gfin))
+        eps = cap_eps(float(table.meta.get("tolerance", 1e-12)))
+        margin = int(kernels.duel_margin(b, target, float(v[b, a]), table.meta["p_min_bust"], gfin, eps))
     margin = max(margin, at_least + 1 - (target - a))
     t_cap, bank_val, bank_ok = kernels.duel_bank_values(
         a, b, target, margin, need_u, rules.final_round, v, g_in, g_out, tb.max_keep

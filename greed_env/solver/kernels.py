@@ -214,17 +214,20 @@ def final_turn_values(x_max: int, need: int, tab: tuple, reroll: bool) -> Any:
 
 
 @njit(cache=True)
-def duel_margin(b: int, target: int, v_low: float, p_min: float, gfin: np.ndarray) -> Any:
+def duel_margin(b: int, target: int, v_low: float, p_min: float, gfin: np.ndarray, eps: float) -> Any:
     """Smallest excess ``m`` over the target after which banking is provably optimal.
 
     The mover's opponent at ``b`` wins or ties a final turn against a score ``target + m``
     with value ``gfin[target + m - b]``; rolling on risks at least ``p_min`` of losing the
     difference between banking and busting, which is at least ``V(b, a) >= v_low``. So once
     ``gfin[X] <= p_min * v_low`` banking is optimal at every larger score (gfin decreases).
+    Where some dice count never busts (``p_min`` 0, e.g. a scoring "nothing" roll) the bound
+    is void; the cap then stops where rolling on could still win at most ``eps``
+    (``gfin[X] <= eps``), and that is the error it may cost (recorded in the table's metadata).
     The search stops at the end of ``gfin`` (the caller checks the bound afterwards).
     """
     x0 = target - b
-    need = p_min * v_low
+    need = max(p_min * v_low, eps)
     m = 0
     while x0 + m < gfin.shape[0] - 1 and gfin[x0 + m] > need:
         m += 1
@@ -269,7 +272,7 @@ def _duel_side(a: int, b: int, x: float, target: int, margin: int, need: int, fi
 
 
 @njit(cache=True)
-def _duel_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, margins: np.ndarray, certified: np.ndarray, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, tab: tuple, reroll: bool, tol: float, max_iter: int) -> None:
+def _duel_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, margins: np.ndarray, certified: np.ndarray, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: bool, tol: float, max_iter: int) -> None:
     """Solve the pair ``(a, b), (b, a)`` of one level (see :func:`duel_solve`), in place."""
     need_a = max(min_bank, thr if a == 0 else 0)
     need_b = max(min_bank, thr if b == 0 else 0)
@@ -280,8 +283,8 @@ def _duel_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, margins: np.nda
     ma = 0
     mb = 0
     if final_round:
-        ma = duel_margin(b, target, 0.5 * w, p_min, gfa)
-        mb = duel_margin(a, target, 0.5 * u, p_min, gfb)
+        ma = duel_margin(b, target, 0.5 * w, p_min, gfa, eps)
+        mb = duel_margin(a, target, 0.5 * u, p_min, gfb, eps)
     done = -1
     passes = 0
     for _attempt in range(4):
@@ -310,8 +313,8 @@ def _duel_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, margins: np.nda
             w = bb - g1 * u
         if not final_round:
             break
-        ma2 = duel_margin(b, target, w, p_min, gfa)
-        mb2 = duel_margin(a, target, u, p_min, gfb)
+        ma2 = duel_margin(b, target, w, p_min, gfa, eps)
+        mb2 = duel_margin(a, target, u, p_min, gfb, eps)
         if ma2 <= ma and mb2 <= mb:
             break
         ma = max(ma, ma2)
@@ -325,12 +328,12 @@ def _duel_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, margins: np.nda
     if final_round:
         xa = target + ma - b
         xb = target + mb - a
-        certified[a, b] = xa < gfa.shape[0] and gfa[xa] <= p_min * w
-        certified[b, a] = xb < gfb.shape[0] and gfb[xb] <= p_min * u
+        certified[a, b] = xa < gfa.shape[0] and gfa[xa] <= max(p_min * w, eps)
+        certified[b, a] = xb < gfb.shape[0] and gfb[xb] <= max(p_min * u, eps)
 
 
 @njit(cache=True, parallel=True)
-def duel_solve(target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, tab: tuple, reroll: bool, tol: float, max_iter: int) -> Any:
+def duel_solve(target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: bool, tol: float, max_iter: int) -> Any:
     """Win probability ``V[a, b]`` of the player to move at the start of a turn, both below target.
 
     Scores are in units; a score of 0 means "not yet on the board" when ``thr > 0``. Levels of
@@ -354,10 +357,10 @@ def duel_solve(target: int, thr: int, min_bank: int, final_round: bool, g_in: np
         npairs = a_hi - a_lo + 1
         if npairs >= PARALLEL_MIN_PAIRS:
             for i in prange(npairs):
-                _duel_pair(a_lo + i, level - a_lo - i, v, iters, margins, certified, target, thr, min_bank, final_round, g_in, g_out, p_min, tab, reroll, tol, max_iter)
+                _duel_pair(a_lo + i, level - a_lo - i, v, iters, margins, certified, target, thr, min_bank, final_round, g_in, g_out, p_min, eps, tab, reroll, tol, max_iter)
         else:
             for i in range(npairs):
-                _duel_pair(a_lo + i, level - a_lo - i, v, iters, margins, certified, target, thr, min_bank, final_round, g_in, g_out, p_min, tab, reroll, tol, max_iter)
+                _duel_pair(a_lo + i, level - a_lo - i, v, iters, margins, certified, target, thr, min_bank, final_round, g_in, g_out, p_min, eps, tab, reroll, tol, max_iter)
     return v, iters, margins, certified
 
 

@@ -302,6 +302,11 @@ def _floor_units(rules: Rules, unit: int, floor: int | None) -> int:
     return floor // unit
 
 
+def cap_eps(tol: float) -> float:
+    """Largest value a final-round cap may forgo where the bust bound cannot certify it."""
+    return tol * 1e-2
+
+
 def final_round_tables(rules: Rules, tb: RollTables, x_max: int) -> tuple[np.ndarray, np.ndarray]:
     """Opponent's last-turn value by points to beat, on the board and not (units)."""
     mb = -(-rules.min_bank // tb.unit)
@@ -341,13 +346,16 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         arrays = {"win": v}
     else:
         if rules.final_round:
-            if p_min <= 0.0:
-                raise SolverError("a final round needs every roll to risk a bust (cap bound)")
-            g_in, g_out = final_round_tables(rules, tb, 6 * target + tb.max_keep)
+            x_max = 6 * target + tb.max_keep
+            g_in, g_out = final_round_tables(rules, tb, x_max)
+            # no bust bound (p_min 0): the cap needs the last turn's chances to fall below eps
+            while p_min <= 0.0 and max(g_in[-1], g_out[-1]) > cap_eps(tol) and x_max < 200 * target:
+                x_max *= 2
+                g_in, g_out = final_round_tables(rules, tb, x_max)
         else:
             g_in = g_out = np.zeros(1)
         v, iters, margins, certified = kernels.duel_solve(
-            target, thr, mb, rules.final_round, g_in, g_out, p_min, tb.kernel_tables(),
+            target, thr, mb, rules.final_round, g_in, g_out, p_min, cap_eps(tol), tb.kernel_tables(),
             rules.reroll_all, tol, _MAX_ITER,
         )
         if np.any(iters < 0):
@@ -359,6 +367,7 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
             meta.update(
                 max_margin_points=int(margins.max()) * unit,
                 cap_certified=bool(certified.all()),
+                cap_error_bound=cap_eps(tol) if p_min * float(v.min()) < cap_eps(tol) else 0.0,
             )
         meta.update(max_iterations=int(iters.max()), mean_iterations=float(iters.mean()),
                     full_tables=tb.full)
