@@ -7,8 +7,9 @@ reference engine on the same dice codes and actions.
   the same codes and actions (random legal ones, steered toward exact finishes, plus a few
   random ids that may be illegal); after every transition each row must equal its reference
   state in every field the engine models (carry-over, finishers, split votes, roll-off order,
-  scores and rounds included), with identical masks and observations from every seat, and
-  the kernels' opponents must choose as ``ThresholdBot`` and ``RandomBot`` do. The
+  scores and rounds included), with identical masks and observations from every seat, the
+  kernels' opponents must choose as ``ThresholdBot`` and ``RandomBot`` do, and loading the
+  reference state into a row (``BatchGame.load``) must give the row play reached. The
   low-target games must reach the exact finish, the split vote, the roll-off order choice
   and roll-offs;
 * environment level: the Solitaire (turn, race) and Duel vector envs against the single
@@ -31,6 +32,7 @@ from greed_env.envs.duel import DuelEnv
 from greed_env.envs.observation import encode_observation
 from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.rules import (
+    Carry,
     Move,
     Phase,
     Rules,
@@ -49,6 +51,7 @@ from greed_env.vector.engine import BatchGame
 from greed_env.vector.tables import VectorUnsupportedError, check_vector_supported, vector_tables
 
 THRESHOLD_MOST = ThresholdBot(bank_at=500, keep="keep-most", min_dice=3)
+TURN_PHASES = (Phase.ROLL, Phase.KEEP, Phase.CONTINUE)
 
 
 class CodeRng:
@@ -166,6 +169,7 @@ def _play_both(
     """Play both engines in lockstep; count what the games reached. ``steer``: how often a
     keep is :func:`_steered`; ``roll_on``: how often the roll is taken when it is legal."""
     game = BatchGame(rules, n_games, players)
+    scratch = BatchGame(rules, 1, players)
     catalog = ActionCatalog(rules)
     rng = np.random.default_rng(seed)
     bot_rng = np.random.default_rng(seed + 1000)
@@ -230,6 +234,11 @@ def _play_both(
         for i in range(n_games):
             assert game.fields(i) == reference_fields(ref[i]), f"row {i}"
             np.testing.assert_array_equal(masks[i], catalog.mask(ref[i]))
+            scratch.load(0, ref[i])
+            same = np.ones(K.N_COLS, dtype=bool)
+            if ref[i].carry.is_empty() and ref[i].phase not in TURN_PHASES:
+                same[K.C_DSTATE] = False
+            np.testing.assert_array_equal(scratch.S[0, same], game.S[i, same])
         seen["steps"] += 1
     seen["dice states"] = len(carries)
     return seen
@@ -281,6 +290,45 @@ def test_trippn_tables_grow_while_rows_follow_the_reference() -> None:
     seen = _play_both(rules, 2, n_games=12, n_steps=200, seed=9, steer=0.0, roll_on=0.9)
     assert seen["full set, carry-over working"] > 20 and seen["dice states"] > 100, seen
     assert vector_tables(rules).n_dice_states > 204, "Trippn's states go past Progressive's"
+
+
+def test_trippn_roll_off_lock_in_wins_like_the_reference() -> None:
+    """Sets of 2s, 3s and 4s working in a roll-off: a third 6 locks the player in."""
+    rules = preset("trippn")
+    catalog = ActionCatalog(rules)
+    start = new_game(rules, 2)._replace(
+        phase=Phase.ROLL,
+        player=1,
+        scores=(10_000, 10_000),
+        turns=(9, 9),
+        rounds=16,
+        endgame=True,
+        finishers=(0, 1),
+        rolloff=(0, 1),
+        rolloff_scores=(1_200,),
+        rolloff_round=1,
+        turn_total=900,
+        dice=3,
+        fresh=False,
+        entry_met=True,
+        carry=Carry(sets=(0, 3, 3, 3, 0, 0)),
+    )
+    game = BatchGame(rules, 1, 2)
+    game.load(0, start)
+    assert game.fields(0) == reference_fields(start)
+    six_six_six = 5 + 5 * 6 + 5 * 36
+    s = apply_roll(rules, start, sample_roll(rules, start, CodeRng(six_six_six)))
+    game.apply_rolls(np.array([six_six_six]))
+    assert s.roll == (6, 6, 6) and game.fields(0) == reference_fields(s)
+    np.testing.assert_array_equal(game.masks()[0], catalog.mask(s))
+    keep = catalog.index_of(("keep", (6, 6, 6)))
+    s = apply(rules, s, catalog.legal(s)[1][keep])
+    game.apply_actions(np.array([keep]))
+    assert s.phase == Phase.OVER and s.winners == (1,) and "locked in" in s.event
+    assert game.fields(0) == reference_fields(s)
+    for seat in (0, 1):
+        obs = game.observations(np.array([seat]))[0]
+        np.testing.assert_array_equal(obs, encode_observation(rules, s, seat))
 
 
 def test_trippn_endgames_follow_the_reference() -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from greed_env.bots.base import Bot, RandomBot, ThresholdBot
 from greed_env.envs.common import make_opponent
 from greed_env.envs.observation import OBS_DIM
-from greed_env.rules import Phase, Rules
+from greed_env.rules import Phase, Rules, State
 from greed_env.vector import kernels as K
 from greed_env.vector.tables import VectorTables, VectorUnsupportedError, vector_tables
 
@@ -134,6 +134,14 @@ class BatchGame:
         r = int(self.S[i, K.C_ROLL])
         return () if r < 0 else self.tables.roll_of(r)
 
+    def load(self, i: int, state: State) -> None:
+        """Set row ``i`` to a reference state (the inverse of :meth:`fields`; the piggyback
+        offer is not modelled). Positions the game may never reach are loaded as given.
+
+        Outside a turn with nothing working, the row's dice state (never looked up there) is
+        0, where play may have left another one holding the same empty carry-over."""
+        load_row(self.S, i, state, self.tables)
+
     def fields(self, i: int) -> dict[str, Any]:
         """Row ``i`` as the reference :class:`~greed_env.rules.State` fields it models
         (every field but ``piggy``, ``shares`` and ``event``).
@@ -183,6 +191,66 @@ def row_fields(S: np.ndarray, i: int, tables: VectorTables) -> dict[str, Any]:
         "rolloff_scores": _block(row, K.B_RSCORE, K.C_NRSCORES),
         "rolloff_round": int(row[K.C_RROUND]),
     }
+
+
+def load_row(S: np.ndarray, i: int, state: State, tables: VectorTables) -> None:
+    """Write a reference state into row ``i`` of a game array (see :meth:`BatchGame.load`).
+
+    Raises:
+        ValueError: more seats than the engine holds, or a piggyback offer.
+    """
+    n = state.num_players
+    if n > K.MAX_PLAYERS or state.piggy is not None:
+        raise ValueError("the vector engine holds at most 8 seats and no piggyback offer")
+    in_turn = state.phase in (Phase.START, Phase.ROLL, Phase.KEEP, Phase.CONTINUE)
+    dice_state = (
+        tables.state_id(state.dice, state.carry)
+        if in_turn or not state.carry.is_empty()
+        else 0
+    )
+    row = np.zeros(K.N_COLS, dtype=np.int64)
+    over = state.phase == Phase.OVER
+    mask = sum(1 << q for q in state.winners) if over else 0
+    values = {
+        K.C_PHASE: int(state.phase),
+        K.C_PLAYER: state.player,
+        K.C_TOTAL: state.turn_total,
+        K.C_DICE: state.dice,
+        K.C_ROLL: tables.roll_id(state.roll) if state.roll else -1,
+        K.C_FRESH: int(state.fresh),
+        K.C_BAR: state.bar,
+        K.C_ENTRY_MET: int(state.entry_met),
+        K.C_ROUNDS: state.rounds,
+        K.C_ENDGAME: int(state.endgame),
+        K.C_WINNERS: mask,
+        K.C_NPLAYERS: n,
+        K.C_CONTENDERS: sum(1 << q for q in state.contenders),
+        K.C_NORDER: len(state.order_rolls),
+        K.C_DSTATE: dice_state,
+        K.C_FOR_NOTHING: int(state.for_nothing),
+        K.C_NFIN: len(state.finishers),
+        K.C_VOTES: state.votes,
+        K.C_NROLLOFF: len(state.rolloff),
+        K.C_NRSCORES: len(state.rolloff_scores),
+        K.C_RROUND: state.rolloff_round,
+    }
+    for col, value in values.items():
+        row[col] = value
+    for q in range(n):
+        row[K.B_SCORE + q] = state.scores[q]
+        row[K.B_ENTERED + q] = int(state.entered[q])
+        row[K.B_STREAK + q] = state.streaks[q]
+        row[K.B_TURNS + q] = state.turns[q]
+        row[K.B_OWED + q] = int(q in state.final_left)
+    for k, face in enumerate(state.order_rolls):
+        row[K.B_ORDER + state.contenders[k]] = face
+    for start, seq in (
+        (K.B_FIN, state.finishers),
+        (K.B_ROLLOFF, state.rolloff),
+        (K.B_RSCORE, state.rolloff_scores),
+    ):
+        row[start : start + len(seq)] = seq
+    S[i] = row
 
 
 def _block(row: np.ndarray, start: int, count_col: int) -> tuple[int, ...]:

@@ -261,6 +261,25 @@ class VectorTables:
         """The id of a sorted roll."""
         return _roll_ids(self.num_dice)[tuple(sorted(roll))]
 
+    def state_id(self, dice: int, carry: Carry) -> int:
+        """The dice state of ``dice`` in hand with ``carry`` working (added under Trippn;
+        0 for any position with nothing working that has no state of its own, which the
+        kernels never look up). Order-free rules: always 0 (the kernels use the fresh flag).
+
+        Raises:
+            VectorUnsupportedError: a carry-over the dice-state search never reached.
+        """
+        if not self.rules.carry_over:
+            return 0
+        d = self._index.get((dice, carry))
+        if d is not None:
+            return d
+        if carry.is_empty():
+            return 0
+        if not self.growing:
+            raise VectorUnsupportedError(f"dice state {(dice, carry)} is not reachable")
+        return self._add_state(dice, carry)
+
     def options(self, dice_state: int, roll_id: int) -> list[Option]:
         """The option records of a roll in a dice state, in ``keep_options`` order (the row
         is built first if it is missing)."""
