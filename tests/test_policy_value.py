@@ -80,3 +80,16 @@ def test_onnx_bot_batches_like_single_moves_and_pickles() -> None:
     assert batch_moves(clone, rules, states, rng) == batched
     # a plain bot goes one position at a time
     assert len(batch_moves(RandomBot(), rules, states, np.random.default_rng(0))) == len(states)
+
+
+def test_zilch_turn_is_measured_against_the_single_turn_optimum() -> None:
+    """One Solitaire turn never meets Zilch's third-bust penalty: its yardstick is the
+    single-turn optimum (rules without the penalty), above the long-run average per turn."""
+    from greed_env.evaluation import yardstick_rules
+
+    rules = preset("zilch")
+    res = evaluate("optimal", rules, "turn", episodes=100, regret_episodes=50, exact=True)
+    assert res.optimal > optimal_value(rules, "turn") + 1.0
+    assert res.optimal == pytest.approx(optimal_value(yardstick_rules(rules, "turn"), "turn"))
+    assert res.exact == pytest.approx(res.optimal, abs=1e-6)
+    assert res.mean_regret == 0.0
