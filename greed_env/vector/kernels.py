@@ -82,7 +82,9 @@ T_OFF_RINDEX = 44  # (dice state, roll) -> option row, -1 where not built (Tripp
 T_OFF_REQ = 45  # (dice state, roll id) pairs of missing rows the kernels asked for
 T_NREQ = 46
 T_CAPREQ = 47
-T_HEADER = 48
+T_OFF_FOUR = 48  # face counts (4 bits per face) of every 4-digit base-6 code
+T_OFF_POW6 = 49
+T_HEADER = 50
 OPT_ACTION = 0
 OPT_SCORE = 1
 OPT_USED = 2
@@ -274,30 +276,44 @@ def _n_options(tab, row):
 
 
 @kernel
-def _opt(tab, row, j, field):
-    return tab[tab[T_OFF_OPT] + (tab[tab[T_OFF_OSTART] + row] + j) * OPT_FIELDS + field]
+def _records(tab, row):
+    """Position in ``tab`` of the first option record of table row ``row``."""
+    return tab[T_OFF_OPT] + tab[tab[T_OFF_OSTART] + row] * OPT_FIELDS
+
+
+@kernel
+def _field(tab, rec, j, field):
+    """``field`` of option ``j`` of the row whose records start at ``rec``."""
+    return tab[rec + j * OPT_FIELDS + field]
 
 
 @kernel
 def decode_roll(code, k, tab):
     """Roll id of dice code ``code`` thrown with ``k`` dice: the base-6 digits of
     ``code % 6**k`` are the faces (``greed_env.rules.sample_roll``), ranked among the sorted
-    rolls of ``k`` dice in ``combinations_with_replacement`` order."""
-    c = code % (6**k)
-    packed = 0
-    for _ in range(k):
-        packed += 1 << (4 * (c % 6))
-        c //= 6
+    rolls of ``k`` dice in ``combinations_with_replacement`` order.
+
+    The face counts (4 bits per face) of four digits at a time come from the 1,296-entry
+    table of 4-digit codes, whose missing leading digits count as 1s and are taken off again.
+    A sorted roll is preceded by the rolls that, with the same dice of every lower face, hold
+    more dice of face ``f``: multisets of the ``m - c - 1`` other dice over faces ``f..6``."""
+    c = code
+    high = tab[tab[T_OFF_POW6] + k]
+    if c >= high:
+        c %= high
+    four = tab[T_OFF_FOUR]
+    if k <= 4:
+        packed = tab[four + c] - (4 - k)
+    else:
+        packed = tab[four + c % 1296] + tab[four + c // 1296] - (8 - k)
     mc = tab[T_OFF_MC]
     rank = 0
-    prev = 0
-    j = 0
+    m = k
     for f in range(6):
-        for _ in range((packed >> (4 * f)) & 15):
-            j += 1
-            for v in range(prev, f):
-                rank += tab[mc + (6 - v) * 9 + (k - j)]
-            prev = f
+        n = (packed >> (4 * f)) & 15
+        if m > n:
+            rank += tab[mc + (6 - f) * 9 + (m - n - 1)]
+        m -= n
     return tab[tab[T_OFF_RSTART] + k] + rank
 
 
@@ -545,20 +561,21 @@ def _locked_in(S, i, tab):
 @kernel
 def _keep(S, i, row, j, tab):
     """``_apply_keep`` of option ``j`` of table row ``row``."""
+    rec = _records(tab, row)
     p = S[i, C_PLAYER]
-    score = _opt(tab, row, j, OPT_SCORE)
+    score = _field(tab, rec, j, OPT_SCORE)
     total = S[i, C_TOTAL] + score
-    if _opt(tab, row, j, OPT_WINS) != 0:
+    if _field(tab, rec, j, OPT_WINS) != 0:
         S[i, C_TOTAL] = total
         _finish(S, i, 1 << p)
         return
-    dice = S[i, C_DICE] - _opt(tab, row, j, OPT_USED)
+    dice = S[i, C_DICE] - _field(tab, rec, j, OPT_USED)
     fresh = 0
     if dice == 0 and tab[CFG_HOT_DICE] != 0:
         dice = tab[CFG_NUM_DICE]
         fresh = 1
     if tab[CFG_CARRY] != 0:
-        S[i, C_DSTATE] = _opt(tab, row, j, OPT_NEXT)
+        S[i, C_DSTATE] = _field(tab, rec, j, OPT_NEXT)
     if score >= tab[CFG_ENTRY]:
         S[i, C_ENTRY_MET] = 1
     S[i, C_PHASE] = PH_CONTINUE
@@ -653,12 +670,13 @@ def apply_roll(S, i, code, tab):
     S[i, C_PHASE] = PH_KEEP
     bar = S[i, C_BAR]
     cnt = _n_options(tab, row)
+    rec = _records(tab, row)
     if bar < 0:
         if cnt > 0:
             return OK
     else:
         for j in range(cnt):
-            if _opt(tab, row, j, OPT_SCORE) > bar:
+            if _field(tab, rec, j, OPT_SCORE) > bar:
                 return OK
     end_turn(S, i, True, tab)
     return OK
@@ -673,10 +691,11 @@ def _nth_action(S, i, tab, nth, ids):
     m = 0
     if ph == PH_KEEP:
         row = _table_row(S, i, tab)
+        rec = _records(tab, row)
         bar = S[i, C_BAR]
         for j in range(_n_options(tab, row)):
-            if bar < 0 or _opt(tab, row, j, OPT_SCORE) > bar:
-                a = _opt(tab, row, j, OPT_ACTION)
+            if bar < 0 or _field(tab, rec, j, OPT_SCORE) > bar:
+                a = _field(tab, rec, j, OPT_ACTION)
                 if ids is not None:
                     ids[i, a] = 1
                 elif m == nth:
@@ -779,9 +798,10 @@ def apply_action(S, i, a, tab):
     ph = S[i, C_PHASE]
     if ph == PH_KEEP:
         row = _table_row(S, i, tab)
+        rec = _records(tab, row)
         bar = S[i, C_BAR]
         for j in range(_n_options(tab, row)):
-            if _opt(tab, row, j, OPT_ACTION) == a and (bar < 0 or _opt(tab, row, j, OPT_SCORE) > bar):
+            if _field(tab, rec, j, OPT_ACTION) == a and (bar < 0 or _field(tab, rec, j, OPT_SCORE) > bar):
                 _keep(S, i, row, j, tab)
                 return False
         rolloff = _in_rolloff(S, i)
@@ -841,15 +861,16 @@ def threshold_action(S, i, tab, bank_at, style, min_dice):
     ph = S[i, C_PHASE]
     if ph == PH_KEEP:
         row = _table_row(S, i, tab)
+        rec = _records(tab, row)
         bar = S[i, C_BAR]
         best = -1
         k1 = 0
         k2 = 0
         for j in range(_n_options(tab, row)):
-            sc = _opt(tab, row, j, OPT_SCORE)
+            sc = _field(tab, rec, j, OPT_SCORE)
             if bar >= 0 and sc <= bar:
                 continue
-            used = _opt(tab, row, j, OPT_USED)
+            used = _field(tab, rec, j, OPT_USED)
             if style == KEEP_MOST:
                 a1 = used
                 a2 = sc
@@ -864,7 +885,7 @@ def threshold_action(S, i, tab, bank_at, style, min_dice):
                 k1 = a1
                 k2 = a2
         if best >= 0:
-            return _opt(tab, row, best, OPT_ACTION)
+            return _field(tab, rec, best, OPT_ACTION)
         if tab[CFG_VOLUNTARY_BUST] != 0:
             return tab[CFG_ACT_BUST]
         return tab[CFG_ACT_REROLL]

@@ -321,6 +321,8 @@ class VectorTables:
         """(Re)build the flat table with the current capacities, keeping what is in it."""
         old_tab, old_views = self.tab, self._views
         fixed = [
+            (K.T_OFF_FOUR, _FOUR_DIGITS),
+            (K.T_OFF_POW6, 6 ** np.arange(MAX_VECTOR_DICE + 1, dtype=np.int64)),
             (K.T_OFF_OBS, self.obs_index),
             (K.T_OFF_COUNTS, self.roll_counts),
             (K.T_OFF_RSTART, self.roll_start),
@@ -440,6 +442,13 @@ class VectorTables:
         v["rindex"][int(v["sbase"][d]) + r - lo] = row
         self._used["rows"] += 1
         return row
+
+
+_FOUR_DIGITS = np.array(
+    [sum(1 << (4 * ((c // 6**j) % 6)) for j in range(4)) for c in range(6**4)], dtype=np.int64
+)
+"""Face counts, 4 bits per face, of the base-6 digits of every code below 6**4 (the kernels'
+decoding, checked against ``sample_roll`` on every code)."""
 
 
 def _action_id(catalog: ActionCatalog, kind: str) -> int:
