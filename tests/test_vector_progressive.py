@@ -48,7 +48,12 @@ from greed_env.rules import (
 from greed_env.vector import DuelVectorEnv, SolitaireVectorEnv
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import BatchGame
-from greed_env.vector.tables import VectorUnsupportedError, check_vector_supported, vector_tables
+from greed_env.vector.tables import (
+    VectorUnsupportedError,
+    _build,
+    check_vector_supported,
+    vector_tables,
+)
 
 THRESHOLD_MOST = ThresholdBot(bank_at=500, keep="keep-most", min_dice=3)
 TURN_PHASES = (Phase.ROLL, Phase.KEEP, Phase.CONTINUE)
@@ -405,3 +410,22 @@ def test_carry_over_duel_vector_matches_single_envs(
     ]
     stats = _check_pairs(vec, singles, streams, steps=300, seed=6, seat_draw=seat is None)
     assert stats["episodes"] >= 3
+
+
+def test_trippn_grows_alike_on_the_thread_pool() -> None:
+    """Games stopping for rows on several threads at once give the same episodes."""
+    runs = []
+    for parallel in (False, True):
+        _build.cache_clear()  # each run grows its own table from nothing
+        vec = DuelVectorEnv(1024, rules="trippn", opponent="random", parallel=parallel)
+        assert vec.batch.parallel is parallel
+        obs, _ = vec.reset(seed=2)
+        rng = np.random.default_rng(2)
+        trace = [obs]
+        for _ in range(20):
+            obs, rewards, terminated, _, infos = vec.step(vec.sample_legal_actions(rng))
+            trace += [obs, rewards, terminated, infos["action_mask"]]
+        runs.append(trace)
+    _build.cache_clear()
+    for a, b in zip(*runs, strict=True):
+        np.testing.assert_array_equal(a, b)
