@@ -509,6 +509,7 @@ def evaluate(
     batch: int = 64,
     progress: Callable[[int], None] | None = None,
     exact: bool = False,
+    exact_max_positions: int | None = None,
 ) -> EvalResult:
     """Play ``episodes`` episodes of ``objective`` with ``bot`` and measure it.
 
@@ -529,6 +530,9 @@ def evaluate(
         exact: ``turn`` only: also compute the bot's exact expected turn score by enumerating
             every roll it can meet (:func:`greed_env.policy_value.turn_value`; the bot must be
             deterministic; seconds to a minute of CPU).
+        exact_max_positions: with ``exact``, give up the exact value (None in the result)
+            when the bot's turns reach more positions than this (an untrained policy that
+            keeps rolling); None: no limit below the enumeration's own (an error).
 
     Raises:
         ValueError: unknown objective, a non-positive episode count, or ``exact`` with an
@@ -605,9 +609,14 @@ def evaluate(
     tol = 1e-9 if objective == "duel" else 1e-6
     exact_value = None
     if exact:
-        from greed_env.policy_value import turn_value
+        from greed_env.policy_value import EnumerationLimit, turn_value
 
-        exact_value = turn_value(the_bot, rules)
+        try:
+            limit = {} if exact_max_positions is None else {"max_positions": exact_max_positions}
+            exact_value = turn_value(the_bot, rules, **limit)
+        except EnumerationLimit:
+            if exact_max_positions is None:
+                raise
     return EvalResult(
         bot=_bot_label(bot, the_bot),
         rules=rules,

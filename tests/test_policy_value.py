@@ -93,3 +93,15 @@ def test_zilch_turn_is_measured_against_the_single_turn_optimum() -> None:
     assert res.optimal == pytest.approx(optimal_value(yardstick_rules(rules, "turn"), "turn"))
     assert res.exact == pytest.approx(res.optimal, abs=1e-6)
     assert res.mean_regret == 0.0
+
+
+def test_enumeration_limit() -> None:
+    from greed_env.policy_value import EnumerationLimit
+
+    rules = preset("farkle5")
+    never_banks = ThresholdBot(bank_at=10**9)
+    with pytest.raises(EnumerationLimit, match="more than 500 positions"):
+        turn_value(never_banks, rules, max_positions=500)
+    # evaluate() with a limit leaves the exact value out instead of failing
+    res = evaluate(never_banks, rules, "turn", episodes=20, regret_episodes=0, exact=True, exact_max_positions=500)
+    assert res.exact is None and "exact" not in res.summary()
