@@ -18,6 +18,7 @@ reference engine on the same dice codes and actions.
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 from typing import Any
 
@@ -49,6 +50,7 @@ from greed_env.vector import DuelVectorEnv, SolitaireVectorEnv
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import BatchGame
 from greed_env.vector.tables import (
+    VectorTables,
     VectorUnsupportedError,
     _build,
     check_vector_supported,
@@ -429,3 +431,13 @@ def test_trippn_grows_alike_on_the_thread_pool() -> None:
     _build.cache_clear()
     for a, b in zip(*runs, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_growing_tables_pickle_and_keep_growing() -> None:
+    tables = VectorTables(preset("trippn"))
+    first = tables.options(0, 2000)
+    copy = pickle.loads(pickle.dumps(tables))
+    assert copy.options(0, 2000) == first and copy.catalog.n == tables.catalog.n
+    rows = copy.n_rows
+    assert copy.options(0, 2500) == tables.options(0, 2500)
+    assert copy.n_rows == rows + 1

@@ -343,13 +343,10 @@ class VectorTables:
             tab[slot] = offset
             tab[offset : offset + arr.size] = arr.ravel()
             offset += arr.size
-        views = {}
         for name, slot, width in _SECTIONS:
-            cap = shapes[name][0]
             tab[slot] = offset
-            view = tab[offset : offset + cap * width]
-            views[name] = view.reshape(cap, width) if width > 1 else view
-            offset += cap * width
+            offset += shapes[name][0] * width
+        views = self._views_of(tab)
         views["sbase"][:] = -1
         views["rindex"][:] = -1
         for name, _, _ in _SECTIONS:
@@ -361,6 +358,27 @@ class VectorTables:
             tab[K.T_NREQ] = old_tab[K.T_NREQ]
         self.tab = tab
         self._views = views
+
+    def _views_of(self, tab: np.ndarray) -> dict[str, np.ndarray]:
+        """The sections of ``tab`` as views (written in place by the builders)."""
+        views = {}
+        for name, slot, width in _SECTIONS:
+            cap = self._cap[_SECTION_OF[name]] + (1 if name == "ostart" else 0)
+            start = int(tab[slot])
+            view = tab[start : start + cap * width]
+            views[name] = view.reshape(cap, width) if width > 1 else view
+        return views
+
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        del state["_views"]  # views would unpickle as copies, detached from the table
+        del state["catalog"]  # rebuilt from the rules
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self.catalog = ActionCatalog(self.rules)
+        self._views = self._views_of(self.tab)
 
     def _reserve(self, section: str, more: int) -> None:
         need = self._used[section] + more
