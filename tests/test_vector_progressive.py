@@ -1,5 +1,5 @@
-"""Progressive (carry-over, eight dice, exact target) in the vector engine, against the
-reference engine on the same dice codes and actions.
+"""Progressive and Trippn (carry-over, eight dice, exact target) in the vector engine, against
+the reference engine on the same dice codes and actions.
 
 * every dice code of every number of dice decodes in the kernels to the roll that
   :func:`~greed_env.rules.sample_roll` draws from it;
@@ -12,6 +12,8 @@ reference engine on the same dice codes and actions.
   reference state into a row (``BatchGame.load``) must give the row play reached. The
   low-target games must reach the exact finish, the split vote, the roll-off order choice
   and roll-offs;
+* Trippn: its tables grow while games meet new (dice state, roll) pairs, alike on numba's
+  thread pool, and survive pickling; its roll-off lock-in is played from a loaded position;
 * environment level: the Solitaire (turn, race) and Duel vector envs against the single
   environments on shared dice, as in ``tests/test_vector_env.py``.
 """
