@@ -77,6 +77,14 @@ def collect(run_dir: Path, goal: float) -> dict[str, Any]:
     with (run_dir / "eval.csv").open(newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r.get("exact_ratio")]
     reached = next((r for r in rows if float(r["exact_ratio"]) >= goal), None)
+    if "exact" not in ev:  # the training evaluation skipped it (position limit): compute it
+        from greed_env.evaluation import resolve_bot
+        from greed_env.policy_value import turn_value
+        from greed_env.rules import preset
+
+        rules = preset(card["rules"]["name"])
+        value = turn_value(resolve_bot(str(run_dir / "model.zip"), rules, "turn"), rules).value
+        ev = {**ev, "exact": value, "exact_ratio": value / ev["optimal"]}
     return {
         "run": run_dir.name,
         "seed": card["args"]["seed"],

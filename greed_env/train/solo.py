@@ -45,7 +45,7 @@ class Args(PPOArgs):
     eval_exact: bool = True
     """objective 'turn': also compute each evaluated policy's exact expected turn score by
     enumerating every roll it can meet (greed_env.policy_value; seconds of CPU, no noise;
-    skipped for policies whose turns reach over 400,000 positions, e.g. untrained ones)"""
+    skipped for policies whose turns reach over 10**6 positions, e.g. untrained ones)"""
 
 
 def make_env(rules: Rules, objective: str, reward_scale: float) -> gym.Env:
@@ -80,7 +80,7 @@ def main(args: Args) -> Path:
             seed=args.eval_seed,
             regret_episodes=min(episodes, args.eval_regret_episodes),
             exact=args.eval_exact and args.objective == "turn",
-            exact_max_positions=400_000,  # an untrained policy that keeps rolling: skipped
+            exact_max_positions=1_000_000,  # an untrained policy that keeps rolling: skipped
         )
 
     return run_training(
