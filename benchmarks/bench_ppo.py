@@ -80,9 +80,9 @@ def collect(run_dir: Path, goal: float) -> dict[str, Any]:
     if "exact" not in ev:  # the training evaluation skipped it (position limit): compute it
         from greed_env.evaluation import resolve_bot
         from greed_env.policy_value import turn_value
-        from greed_env.rules import preset
+        from greed_env.rules import Rules
 
-        rules = preset(card["rules"]["name"])
+        rules = Rules.from_dict(dict(card["rules"]))
         value = turn_value(resolve_bot(str(run_dir / "model.zip"), rules, "turn"), rules).value
         ev = {**ev, "exact": value, "exact_ratio": value / ev["optimal"]}
     return {
