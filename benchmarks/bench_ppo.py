@@ -79,11 +79,14 @@ def collect(run_dir: Path, goal: float) -> dict[str, Any]:
     reached = next((r for r in rows if float(r["exact_ratio"]) >= goal), None)
     if "exact" not in ev:  # the training evaluation skipped it (position limit): compute it
         from greed_env.evaluation import resolve_bot
-        from greed_env.policy_value import turn_value
+        from greed_env.policy_value import EnumerationLimit, turn_value
         from greed_env.rules import Rules
 
         rules = Rules.from_dict(dict(card["rules"]))
-        value = turn_value(resolve_bot(str(run_dir / "model.zip"), rules, "turn"), rules).value
+        try:
+            value = turn_value(resolve_bot(str(run_dir / "model.zip"), rules, "turn"), rules).value
+        except EnumerationLimit:  # eight dice with carry-over: too many positions to list
+            value = math.nan
         ev = {**ev, "exact": value, "exact_ratio": value / ev["optimal"]}
     return {
         "run": run_dir.name,
