@@ -418,7 +418,8 @@ class EvalResult:
         seed: master seed of the episode seeds.
         score: the measured value with its 95% CI: mean turn score (per turn, first-roll busts
             included), mean turns to target, or win rate.
-        optimal: the solver's value in the same units (0.5 for a seat-balanced duel).
+        optimal: the solver's value in the same units (0.5 for a seat-balanced duel; NaN
+            where the solver has no table for the rules, e.g. Trippn, and then no regret).
         regret_estimate: the value estimated as ``optimal -/+ mean regret per episode`` over the
             regret episodes (None without them, or against a non-optimal duel opponent).
         decisions: decisions whose regret was measured.
@@ -547,6 +548,12 @@ def evaluate(
     if exact and objective != "turn":
         raise ValueError(f"exact values are computed for the 'turn' objective only, not {objective!r}")
     regret_n = min(episodes, 2000 if regret_episodes is None else max(0, regret_episodes))
+    optimal = 1.0 / num_players
+    if objective != "duel":
+        try:
+            optimal = optimal_value(yardstick_rules(rules, objective), objective)
+        except _solver().SolverError:  # no table for these rules (Trippn): no yardstick
+            optimal, regret_n = math.nan, 0
     t0 = time.perf_counter()
     the_bot = resolve_bot(bot, rules, objective)
     check_rules = getattr(the_bot, "check_rules", None)
@@ -593,7 +600,6 @@ def evaluate(
         key: np.concatenate([getattr(c, key) for c in chunks])
         for key in ("regret", "phase", "dice", "turn_total")
     }
-    optimal = optimal_value(yardstick_rules(rules, objective), objective) if objective != "duel" else 1.0 / num_players
     score = mean_ci(values)
     regret_est = None
     if objective == "turn":

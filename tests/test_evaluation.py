@@ -164,3 +164,12 @@ def test_cli_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["eval", str(tmp_path / "nope.zip"), "--episodes", "10", "--no-progress"])
     assert rc == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_rules_without_a_table_are_measured_without_a_yardstick() -> None:
+    """Trippn has no solver table: the value is measured, the optimum and regret are absent."""
+    import math
+
+    res = evaluate("threshold:300", preset("trippn"), "turn", episodes=60, seed=2)
+    assert math.isnan(res.optimal) and math.isnan(res.ratio)
+    assert res.decisions == 0 and res.score.mean > 0
