@@ -55,7 +55,10 @@ def _run_name(rules: str, seed: int, tag: str) -> str:
 
 
 def train(rules: str, seed: int, steps: int, runs_dir: Path, tag: str, extra: list[str]) -> tuple[int, float]:
-    """One training run in a subprocess; returns (exit code, wall seconds)."""
+    """One training run in a subprocess; returns (exit code, wall seconds). A finished run
+    (its card exists) is not run again."""
+    if (runs_dir / _run_name(rules, seed, tag) / "model.json").is_file():
+        return 0, 0.0
     cmd = [
         sys.executable, "-m", "greed_env.cli", "train", "solo",
         "--rules", rules, "--seed", str(seed), "--total-timesteps", str(steps),
@@ -101,6 +104,7 @@ def collect(run_dir: Path, goal: float) -> dict[str, Any]:
         "sim_ci95": ev["ci95"],
         "goal_step": int(float(reached["step"])) if reached else None,
         "goal_cpu_min": float(reached["cpu_s"]) / 60 if reached else None,
+        "exact_evals": len(rows),
     }
 
 
@@ -112,6 +116,8 @@ def table(rows: list[dict[str, Any]], goal: float) -> str:
     lines = [head, "|---|---|---|---|---|---|---|"]
     for r in rows:
         when = f"{r['goal_step']:,}, {r['goal_cpu_min']:.1f}" if r["goal_step"] is not None else "not reached"
+        if not r["exact_evals"]:
+            when = "no exact evaluation logged"
         lines.append(
             f"| {r['seed']} | {r['steps']:,} | {r['cpu_min']:.1f} | {r['exact']:.2f} | "
             f"{100 * r['exact_ratio']:.2f}% | {when} | {r['sim_mean']:.1f} ± {r['sim_ci95']:.1f} |"
