@@ -125,6 +125,9 @@ def _check_pairs(
         ("farkle5", "race", {}),
         ("ten_thousand", "race", {"target": 3000}),
         ("greed", "race", {"target": 2000}),
+        ("progressive", "turn", {}),
+        ("progressive", "race", {"target": 500}),
+        ("trippn", "turn", {}),
     ],
 )
 def test_solitaire_vector_matches_single_envs(
@@ -152,6 +155,10 @@ def test_solitaire_vector_matches_single_envs(
         ("greed", "random", 2, None, {"target": 2000}),
         ("zilch", "threshold:500", 3, 1, {"target": 2500}),
         ("farkle", "random", 2, 0, {"target": 2000}),
+        # carry-over: short exact-target games reach finishes, split votes and roll-offs
+        ("progressive", "threshold", 2, None, {"target": 300, "horizon_rounds": 6}),
+        ("progressive", "random", 3, 1, {"target": 300, "horizon_rounds": 6}),
+        ("trippn", "threshold", 2, 0, {"target": 300, "horizon_rounds": 6}),
     ],
 )
 def test_duel_vector_matches_single_envs(

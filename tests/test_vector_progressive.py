@@ -26,14 +26,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_vector_env import SharedStream, StreamRandomBot, _check_pairs
+from test_vector_equivalence import CodeRng
 
 from greed_env.bots.base import ThresholdBot
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.common import forfeit
-from greed_env.envs.duel import DuelEnv
 from greed_env.envs.observation import encode_observation
-from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.rules import (
     Carry,
     Move,
@@ -48,7 +46,7 @@ from greed_env.rules import (
     preset,
     sample_roll,
 )
-from greed_env.vector import DuelVectorEnv, SolitaireVectorEnv
+from greed_env.vector import DuelVectorEnv
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import BatchGame
 from greed_env.vector.tables import (
@@ -61,16 +59,6 @@ from greed_env.vector.tables import (
 
 THRESHOLD_MOST = ThresholdBot(bank_at=500, keep="keep-most", min_dice=3)
 TURN_PHASES = (Phase.ROLL, Phase.KEEP, Phase.CONTINUE)
-
-
-class CodeRng:
-    """Stands in for a Generator: the next ``integers(high)`` is ``code % high``."""
-
-    def __init__(self, code: int) -> None:
-        self.code = int(code)
-
-    def integers(self, high: int, *args: Any, **kwargs: Any) -> int:
-        return self.code % high
 
 
 def reference_fields(s: State) -> dict[str, Any]:
@@ -351,69 +339,6 @@ def test_order_free_eight_dice_follow_the_reference() -> None:
     rules = preset("farkle", num_dice=8, target=3000, all_dice_bonus=1000)
     seen = _play_both(rules, 2, n_games=12, n_steps=150, seed=8, steer=0.0, roll_on=0.5)
     assert seen["KEEP"] > 500 and seen["games over"] > 0, seen
-
-
-@pytest.mark.parametrize(
-    ("rules", "objective", "overrides"),
-    [
-        ("progressive", "turn", {}),
-        ("progressive", "race", {"target": 500}),
-        ("trippn", "turn", {}),
-    ],
-)
-def test_carry_over_solitaire_vector_matches_single_envs(
-    rules: str, objective: str, overrides: dict[str, Any]
-) -> None:
-    n = 8
-    kw = {
-        "rules": rules,
-        "objective": objective,
-        "rules_overrides": overrides,
-        "max_steps": 12,
-        "max_turns": 10,
-    }
-    vec = SolitaireVectorEnv(n, buffer_size=8, **kw)
-    singles = [SolitaireEnv(**kw) for _ in range(n)]
-    streams = [SharedStream() for _ in range(n)]
-    stats = _check_pairs(vec, singles, streams, steps=120, seed=5, seat_draw=False)
-    assert stats["episodes"] > 5 and stats["illegal"] > 0
-
-
-@pytest.mark.parametrize(
-    ("rules", "opponent", "players", "seat"),
-    [
-        ("progressive", "threshold", 2, None),
-        ("progressive", "random", 3, 1),
-        ("trippn", "threshold", 2, 0),
-    ],
-)
-def test_carry_over_duel_vector_matches_single_envs(
-    rules: str, opponent: str, players: int, seat: int | None
-) -> None:
-    n = 8
-    overrides = {"target": 300, "horizon_rounds": 6}
-    vec = DuelVectorEnv(
-        n,
-        rules=rules,
-        opponent=opponent,
-        num_players=players,
-        seat=seat,
-        rules_overrides=overrides,
-        buffer_size=8,
-    )
-    streams = [SharedStream() for _ in range(n)]
-    singles = [
-        DuelEnv(
-            rules=rules,
-            rules_overrides=overrides,
-            num_players=players,
-            seat=seat,
-            opponent=StreamRandomBot(s) if opponent == "random" else opponent,
-        )
-        for s in streams
-    ]
-    stats = _check_pairs(vec, singles, streams, steps=300, seed=6, seat_draw=seat is None)
-    assert stats["episodes"] >= 3
 
 
 def test_trippn_grows_alike_on_the_thread_pool() -> None:
