@@ -360,6 +360,21 @@ def test_trippn_grows_alike_on_the_thread_pool() -> None:
         np.testing.assert_array_equal(a, b)
 
 
+def test_torn_row_requests_are_dropped() -> None:
+    """Two threads writing one request slot can leave a (dice state, roll id) pair that names
+    no row; growing skips it (the game asks again when it resumes) and builds the rest."""
+    tables = VectorTables(preset("trippn"))
+    lo, hi = tables._block(0)
+    req = tables._views["req"]
+    req[0] = (0, hi)  # roll id of another dice count
+    req[1] = (len(tables.dice_states), lo)  # dice state not known yet
+    req[2] = (0, lo + 7)
+    tables.tab[K.T_NREQ] = 3
+    rows = tables.n_rows
+    assert tables.grow()
+    assert tables.n_rows == rows + 1 and tables.tab[K.T_NREQ] == 0
+
+
 def test_growing_tables_pickle_and_keep_growing() -> None:
     tables = VectorTables(preset("trippn"))
     first = tables.options(0, 2000)

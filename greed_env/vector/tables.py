@@ -300,12 +300,22 @@ class VectorTables:
         self.tab[K.T_NREQ] = 0
         built = False
         for d, r in sorted(requests):
+            if not self._valid_request(d, r):
+                continue  # torn by two threads writing one slot: the game asks again on resume
             if self._row(d, r) < 0:
                 self._add_row(d, r)
                 built = True
         return built
 
     # ------------------------------------------------------------------------------------
+    def _valid_request(self, d: int, r: int) -> bool:
+        """A (dice state, roll id) pair that names a row (kernels on several threads may
+        interleave their writes of one request slot and leave a mixed pair)."""
+        if not 0 <= d < len(self.dice_states):
+            return False
+        lo, hi = self._block(d)
+        return lo <= r < hi
+
     def _block(self, d: int) -> tuple[int, int]:
         """The roll ids a dice state has rows for."""
         if not self.rules.carry_over:
