@@ -255,7 +255,7 @@ def test_unsupported_rules_and_opponents_are_refused() -> None:
     class Custom(RandomBot):
         pass
 
-    with pytest.raises(VectorUnsupportedError, match="RandomBot and ThresholdBot"):
+    with pytest.raises(VectorUnsupportedError, match="RandomBot, ThresholdBot and the optimal duel bot"):
         DuelVectorEnv(2, opponent=Custom())
 
 

@@ -3,7 +3,10 @@
 Built-in kinds:
 
 * ``random``: :class:`RandomBot`, a uniformly random legal move;
-* ``threshold`` or ``threshold:N``: :class:`ThresholdBot` banking at ``N`` points (default 300).
+* ``threshold`` or ``threshold:N``: :class:`ThresholdBot` banking at ``N`` points (default 300);
+* ``optimal`` or ``optimal:OBJECTIVE``: the solver's
+  :class:`~greed_env.solver.bot.OptimalBot` for ``duel`` (default), ``turn``, ``entry`` or
+  ``race`` (its table loaded or solved for ``rules``).
 
 Any other spec goes to ``greed_env.bots.registry.load(spec, rules=rules)`` (``rules`` passed
 when the registry's ``load`` takes it) when that module exists, so
@@ -55,9 +58,22 @@ def _threshold(arg: str | None, rules: Rules) -> Bot:
     return ThresholdBot(bank_at=bank_at, name=f"threshold:{bank_at}")
 
 
+def _optimal(arg: str | None, rules: Rules) -> Bot:
+    from greed_env.solver import OBJECTIVES
+    from greed_env.solver.bot import OptimalBot
+
+    objective = (arg or "duel").strip().lower()
+    if objective not in OBJECTIVES:
+        raise BotSpecError(
+            f"bot 'optimal:{arg}': the objective must be one of {', '.join(OBJECTIVES)}"
+        )
+    return OptimalBot(rules, objective)
+
+
 BUILTIN_KINDS: dict[str, Callable[[str | None, Rules], Bot]] = {
     "random": _random,
     "threshold": _threshold,
+    "optimal": _optimal,
 }
 
 
@@ -94,4 +110,4 @@ def make_bot(spec: str, rules: Rules) -> Bot:
 
 
 def _known() -> str:
-    return "random, threshold[:N]"
+    return "random, threshold[:N], optimal[:OBJECTIVE]"

@@ -39,6 +39,14 @@ _KEEP_STYLES = {
 }
 
 
+_NO_OPTIMAL = (
+    np.zeros((1, 3), dtype=np.int64),
+    np.zeros(1, dtype=np.float32),
+    np.zeros(1, dtype=np.int8),
+)
+"""Placeholder optimal-bot arrays of batches with another opponent (the kernels' signature)."""
+
+
 def _as_rows(rows: np.ndarray | None, n: int) -> np.ndarray:
     if rows is None:
         return np.ones(n, dtype=np.bool_)
@@ -261,13 +269,19 @@ def opponent_params(spec: Bot | str | None, rules: Rules) -> tuple[int, int, int
     """The kernel form ``(kind, bank_at, keep_style, min_dice)`` of an opponent bot.
 
     ``spec`` is resolved like the Duel environment's ``opponent`` argument; the vector engine
-    plays :class:`~greed_env.bots.base.RandomBot` and
-    :class:`~greed_env.bots.base.ThresholdBot` (any parameters).
+    plays :class:`~greed_env.bots.base.RandomBot`,
+    :class:`~greed_env.bots.base.ThresholdBot` (any parameters) and the solver's
+    ``OptimalBot(rules, "duel")`` (two seats; rules of
+    :func:`greed_env.vector.optimal.check_optimal_supported`).
 
     Raises:
         VectorUnsupportedError: any other bot.
     """
+    from greed_env.solver.bot import OptimalBot
+
     bot = make_opponent(spec, rules)
+    if type(bot) is OptimalBot and bot.objective == "duel":
+        return K.OPP_OPTIMAL, 0, 0, 0
     if type(bot) is RandomBot:
         return K.OPP_RANDOM, 0, 0, 0
     if type(bot) is ThresholdBot:
@@ -275,7 +289,8 @@ def opponent_params(spec: Bot | str | None, rules: Rules) -> tuple[int, int, int
             raise VectorUnsupportedError(f"ThresholdBot keep style {bot.keep!r} is unknown")
         return K.OPP_THRESHOLD, int(bot.bank_at), _KEEP_STYLES[bot.keep], int(bot.min_dice)
     raise VectorUnsupportedError(
-        f"the vector engine plays RandomBot and ThresholdBot opponents in numba, not {bot!r}"
+        "the vector engine plays RandomBot, ThresholdBot and the optimal duel bot in numba, "
+        f"not {bot!r}"
     )
 
 
@@ -342,8 +357,18 @@ class EpisodeBatch:
         ep[K.EP_MAX_TURNS] = max_turns
         ep[K.EP_AUTORESET] = int(same_step)
         self.uses_uniforms = False
+        self._opt = _NO_OPTIMAL
         if mode == "duel":
-            kind, bank_at, style, min_dice = opponent_params(opponent, self.rules)
+            bot = make_opponent(opponent, self.rules)
+            kind, bank_at, style, min_dice = opponent_params(bot, self.rules)
+            if kind == K.OPP_OPTIMAL:
+                if n_players != 2:
+                    raise VectorUnsupportedError("the optimal duel opponent plays two seats only")
+                from greed_env.vector.optimal import optimal_arrays
+
+                opt = optimal_arrays(self.rules, bot.table)  # type: ignore[attr-defined]
+                self._opt = (opt.index, opt.vals, opt.flags)
+                ep[K.EP_OPT_UNIT], ep[K.EP_OPT_TARGET], ep[K.EP_OPT_DEFICIT] = opt.params()
             ep[K.EP_OPPONENT] = kind
             ep[K.EP_BANK_AT] = bank_at
             ep[K.EP_KEEP_STYLE] = style
@@ -429,6 +454,7 @@ class EpisodeBatch:
             self._tab,
             self._ep,
             self._fp,
+            *self._opt,
             self._codes,
             self._unif,
             self.rewards,

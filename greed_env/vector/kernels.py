@@ -142,6 +142,7 @@ MODE_DUEL = 2
 
 OPP_RANDOM = 0
 OPP_THRESHOLD = 1
+OPP_OPTIMAL = 2  # the solver's duel policy from greed_env.vector.optimal arrays
 KEEP_MAX_SCORE = 0
 KEEP_MOST = 1
 KEEP_FEWEST = 2
@@ -157,7 +158,10 @@ EP_BANK_AT = 6
 EP_KEEP_STYLE = 7
 EP_MIN_DICE = 8
 EP_AUTORESET = 9
-EP_SIZE = 10
+EP_OPT_UNIT = 10  # OPP_OPTIMAL: solver unit (points), target in units, deepest deficit
+EP_OPT_TARGET = 11
+EP_OPT_DEFICIT = 12
+EP_SIZE = 13
 # episode float parameters (fp)
 FP_REWARD_SCALE = 0
 FP_ILLEGAL_REWARD = 1
@@ -912,6 +916,76 @@ def threshold_action(S, i, tab, bank_at, style, min_dice):
     return -1
 
 
+@kernel
+def optimal_action(S, i, tab, ep, oidx, oval, oflag):
+    """``OptimalBot(rules, "duel").act`` of row ``i`` (two seats) as an action id, from the
+    arrays of :mod:`greed_env.vector.optimal` (ties: the first legal move, like the bot)."""
+    ph = S[i, C_PHASE]
+    if ph == PH_SPLIT:
+        return tab[CFG_ACT_SPLIT]
+    if ph == PH_ORDER_CHOICE:
+        return tab[CFG_ACT_FIRST]
+    if ph != PH_KEEP and ph != PH_CONTINUE:
+        return -1
+    unit = ep[EP_OPT_UNIT]
+    tu = ep[EP_OPT_TARGET]
+    p = S[i, C_PLAYER]
+    a = S[i, B_SCORE + p] // unit
+    b = S[i, B_SCORE + 1 - p] // unit
+    t = S[i, C_TOTAL] // unit
+    if S[i, C_ENDGAME] != 0:
+        x = max(b - a, 1)
+        dmax = ep[EP_OPT_DEFICIT]
+        if x > dmax:
+            t = max(t - (x - dmax), 0)
+            x = dmax
+        k = tu * tu + 2 * (x - 1) + (1 if S[i, B_ENTERED + p] != 0 else 0)
+    else:
+        k = min(max(a, 0), tu - 1) * tu + min(max(b, 0), tu - 1)
+    off = oidx[k, 0]
+    rows = oidx[k, 1]
+    woff = oidx[k, 2]
+    nd = tab[CFG_NUM_DICE]
+    width = nd + 1
+    if ph == PH_CONTINUE:
+        dice = S[i, C_DICE]
+        rolls_on = dice > 0 and oflag[off + min(t, rows - 1) * width + dice] != 0
+        if can_bank(S, i, tab) and not rolls_on:
+            return tab[CFG_ACT_BANK]
+        if dice > 0:
+            return tab[CFG_ACT_ROLL]
+        return tab[CFG_ACT_BANK]
+    row = _table_row(S, i, tab)
+    rec = _records(tab, row)
+    bar = S[i, C_BAR]
+    dice = S[i, C_DICE]
+    best = -1
+    best_v = 0.0
+    for j in range(_n_options(tab, row)):
+        sc = _field(tab, rec, j, OPT_SCORE)
+        if bar >= 0 and sc <= bar:
+            continue
+        left = dice - _field(tab, rec, j, OPT_USED)
+        if left == 0 and tab[CFG_HOT_DICE] != 0:
+            left = nd
+        v = oval[off + min(t + sc // unit, rows - 1) * width + left]
+        if best < 0 or v > best_v:
+            best = _field(tab, rec, j, OPT_ACTION)
+            best_v = v
+    if not _in_rolloff(S, i):
+        if tab[CFG_REROLL_ALL] != 0:
+            v = oval[woff + min(t + tab[tab[T_OFF_BEST] + row] // unit, rows - 1)]
+            if best < 0 or v > best_v:
+                best = tab[CFG_ACT_REROLL]
+                best_v = v
+        if tab[CFG_VOLUNTARY_BUST] != 0:
+            v = oval[woff + rows]
+            if best < 0 or v > best_v:
+                best = tab[CFG_ACT_BUST]
+                best_v = v
+    return best
+
+
 # ------------------------------------------------------------------------------------------
 # observations and masks
 
@@ -1034,7 +1108,7 @@ def _played(S, i):
 
 
 @kernel
-def _advance(S, E, i, tab, ep, codes, unif):
+def _advance(S, E, i, tab, ep, oidx, oval, oflag, codes, unif):
     """Roll and let the opponents move until the learner decides or the episode stops."""
     mode = ep[EP_MODE]
     while True:
@@ -1060,6 +1134,8 @@ def _advance(S, E, i, tab, ep, codes, unif):
                     return STARVED
                 E[i, E_U_READ] = rd + 1
                 a = random_legal(S, i, tab, unif[i, rd % unif.shape[1]])
+            elif ep[EP_OPPONENT] == OPP_OPTIMAL:
+                a = optimal_action(S, i, tab, ep, oidx, oval, oflag)
             else:
                 a = threshold_action(S, i, tab, ep[EP_BANK_AT], ep[EP_KEEP_STYLE], ep[EP_MIN_DICE])
             apply_action(S, i, a, tab)
@@ -1114,11 +1190,11 @@ def _score_step(S, E, i, ep, fp, rewards, pending):
 
 
 @kernel
-def _run(S, E, i, tab, ep, fp, codes, unif, rewards, pending, final_obs):
+def _run(S, E, i, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, final_obs):
     """Carry game ``i`` through its pending stages; returns STARVED if it must wait for draws."""
     mode = ep[EP_MODE]
     if E[i, E_STAGE] == STAGE_ADVANCE:
-        if _advance(S, E, i, tab, ep, codes, unif) == STARVED:
+        if _advance(S, E, i, tab, ep, oidx, oval, oflag, codes, unif) == STARVED:
             return STARVED
         _score_step(S, E, i, ep, fp, rewards, pending)
         if E[i, E_TERMINATED] == 0 and E[i, E_TRUNCATED] == 0:
@@ -1148,7 +1224,7 @@ def _run(S, E, i, tab, ep, fp, codes, unif, rewards, pending, final_obs):
         E[i, E_STAGE] = STAGE_RESET_ADVANCE
     if E[i, E_STAGE] == STAGE_RESET_ADVANCE:
         while True:
-            if _advance(S, E, i, tab, ep, codes, unif) == STARVED:
+            if _advance(S, E, i, tab, ep, oidx, oval, oflag, codes, unif) == STARVED:
                 return STARVED
             if mode == MODE_TURN:
                 if S[i, C_PHASE] != PH_OVER and S[i, B_TURNS] == 1:
@@ -1179,7 +1255,7 @@ def _publish(S, E, i, tab, obs, mask):
 
 @kernel
 def step_range(
-    lo, hi, S, E, actions, tab, ep, fp, codes, unif, rewards, pending, obs, mask, final_obs
+    lo, hi, S, E, actions, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs, mask, final_obs
 ):
     """Apply ``actions`` to games ``lo .. hi - 1``, then roll and let opponents move up to the
     learner's next decision (autoreset per ``ep``). Returns how many games ran out of draws
@@ -1200,7 +1276,7 @@ def step_range(
             E[i, E_STAGE] = STAGE_ADVANCE
         elif st == STAGE_OVER:
             E[i, E_STAGE] = STAGE_INIT
-        if _run(S, E, i, tab, ep, fp, codes, unif, rewards, pending, final_obs) == STARVED:
+        if _run(S, E, i, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, final_obs) == STARVED:
             starved += 1
         else:
             _publish(S, E, i, tab, obs, mask)
@@ -1208,14 +1284,14 @@ def step_range(
 
 
 @kernel
-def resume_range(lo, hi, S, E, tab, ep, fp, codes, unif, rewards, pending, obs, mask, final_obs):
+def resume_range(lo, hi, S, E, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs, mask, final_obs):
     """Continue games ``lo .. hi - 1`` that have a pending stage (after a refill)."""
     starved = 0
     for i in range(lo, hi):
         st = E[i, E_STAGE]
         if st == STAGE_IDLE or st == STAGE_OVER:  # noqa: SIM109 (numba-friendly)
             continue
-        if _run(S, E, i, tab, ep, fp, codes, unif, rewards, pending, final_obs) == STARVED:
+        if _run(S, E, i, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, final_obs) == STARVED:
             starved += 1
         else:
             _publish(S, E, i, tab, obs, mask)
@@ -1224,7 +1300,7 @@ def resume_range(lo, hi, S, E, tab, ep, fp, codes, unif, rewards, pending, obs, 
 
 @njit(cache=True, parallel=True)
 def step_parallel(
-    chunk, S, E, actions, tab, ep, fp, codes, unif, rewards, pending, obs, mask, final_obs
+    chunk, S, E, actions, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs, mask, final_obs
 ):
     """:func:`step_range` over numba's thread pool, ``chunk`` games per task."""
     n = S.shape[0]
@@ -1240,6 +1316,9 @@ def step_parallel(
             tab,
             ep,
             fp,
+            oidx,
+            oval,
+            oflag,
             codes,
             unif,
             rewards,
@@ -1274,6 +1353,14 @@ def random_actions(S, unif01, tab, out):
 
 # ------------------------------------------------------------------------------------------
 # game-level batch operations (tests, tools)
+
+
+@kernel
+def batch_optimal_actions(S, tab, ep, oidx, oval, oflag, out):
+    """:func:`optimal_action` of every row (-1 where nothing is to decide)."""
+    for i in range(S.shape[0]):
+        out[i] = optimal_action(S, i, tab, ep, oidx, oval, oflag)
+
 
 
 @kernel

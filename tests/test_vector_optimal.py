@@ -1,0 +1,116 @@
+"""The vector engine's optimal duel opponent against the reference ``OptimalBot``.
+
+The numba kernel (:func:`greed_env.vector.kernels.optimal_action`) must choose, in every
+position it meets, a move the Python bot values as its best (float32 arrays: ties within
+1e-6); evaluations played through it must measure what the Python path measures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from greed_env.envs.catalog import ActionCatalog
+from greed_env.envs.observation import OBS_DIM
+from greed_env.evaluation import evaluate, vector_duel_values
+from greed_env.rules import Phase, Rules, State, preset
+from greed_env.solver.bot import OptimalBot
+from greed_env.train.policy import NumpyPolicy, PolicyBot
+from greed_env.vector import kernels as K
+from greed_env.vector.engine import EpisodeBatch, row_fields
+from greed_env.vector.optimal import check_optimal_supported, optimal_arrays
+from greed_env.vector.tables import VectorUnsupportedError
+
+VARIANTS = {
+    "ten_thousand": preset("ten_thousand", target=2500),  # final round, entry threshold
+    "greed": preset("greed", target=2000),  # reroll-all with a bar to beat
+    "farkle": preset("farkle", target=3000),  # no final round
+}
+
+
+def _compare(rules: Rules, games: int, steps: int, seed: int) -> dict[str, int]:
+    """Step a batch whose learner mixes optimal and random moves; at every learner decision
+    compare the kernel's move with OptimalBot's values. Returns counts of what was checked."""
+    bot = OptimalBot(rules, "duel")
+    eb = EpisodeBatch(rules, games, mode="duel", num_players=2, opponent=bot)
+    eb.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    out = np.zeros(games, dtype=np.int64)
+    catalog = eb.tables.catalog
+    seen = {"decisions": 0, "endgame": 0, "keep": 0, "continue": 0, "reroll_all": 0, "differ": 0}
+    for _ in range(steps):
+        K.batch_optimal_actions(eb.S, eb._tab, eb._ep, *eb._opt, out)
+        for i in range(games):
+            state = State(**row_fields(eb.S, i, eb.tables))
+            values = dict(bot.move_values(rules, state))
+            chosen = catalog.action_to_move(state, int(out[i]))
+            best = max(values.values())
+            assert values[chosen] >= best - 1e-6, (state, chosen, values)
+            seen["decisions"] += 1
+            seen["endgame"] += int(state.endgame)
+            seen["keep"] += int(state.phase == Phase.KEEP)
+            seen["continue"] += int(state.phase == Phase.CONTINUE)
+            seen["reroll_all"] += int(chosen.kind == "reroll_all")
+            seen["differ"] += int(chosen != bot.act(rules, state, rng))
+        actions = out.copy()
+        wild = rng.random(games) < 0.15
+        actions[wild] = eb.random_actions(rng)[wild]
+        eb.step(actions)
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_kernel_plays_the_moves_optimalbot_values_best(name: str) -> None:
+    seen = _compare(VARIANTS[name], games=48, steps=120, seed=3)
+    assert seen["keep"] > 500 and seen["continue"] > 500
+    if name == "ten_thousand":
+        assert seen["endgame"] > 20  # the final round's contexts were met
+    if name == "greed":
+        assert seen["reroll_all"] > 0
+    assert seen["differ"] <= seen["decisions"] // 1000  # float32 ties only
+
+
+def test_unsupported_rules_are_named() -> None:
+    for name, what in (("progressive", "carry-over"), ("zilch", "bust penalty")):
+        with pytest.raises(VectorUnsupportedError, match=what):
+            check_optimal_supported(preset(name))
+    with pytest.raises(VectorUnsupportedError, match="two seats"):
+        EpisodeBatch(VARIANTS["farkle"], 4, mode="duel", num_players=3, opponent="optimal")
+
+
+def test_arrays_are_built_once_per_rule_set() -> None:
+    rules = VARIANTS["farkle"]
+    a = optimal_arrays(rules)
+    assert optimal_arrays(rules) is a
+    tu = a.target_units
+    assert a.index.shape == (tu * tu + 2 * a.deficit_max, 3) and a.deficit_max == 0
+    assert a.vals.dtype == np.float32 and a.flags.dtype == np.int8
+
+
+def test_optimal_against_itself_is_even_in_the_vector_engine() -> None:
+    rules = VARIANTS["ten_thousand"]
+    bot = OptimalBot(rules, "duel")
+    values = vector_duel_values(bot, bot, rules, games=6000, seed=4, batch=512)
+    se = values.std() / np.sqrt(values.size)
+    assert abs(values.mean() - 0.5) < 3.5 * se
+    again = vector_duel_values(bot, bot, rules, games=6000, seed=4, batch=512)
+    assert np.array_equal(values, again)
+    assert not np.array_equal(values, vector_duel_values(bot, bot, rules, 6000, seed=5, batch=512))
+
+
+def test_evaluate_measures_the_same_win_rate_either_way() -> None:
+    """A weak fixed policy: the numba games and the Python games agree within their CIs."""
+    rules = VARIANTS["ten_thousand"]
+    n = ActionCatalog(rules).n
+    rng = np.random.default_rng(0)
+    layers = [(rng.normal(size=(8, OBS_DIM)).astype(np.float32), np.zeros(8, np.float32))]
+    head = (rng.normal(size=(n, 8)).astype(np.float32), np.zeros(n, np.float32))
+    policy = NumpyPolicy(layers, head, "relu", meta={"rules_fingerprint": rules.fingerprint})
+    bot = PolicyBot(policy, rules, name="tiny")
+    fast = evaluate(bot, rules, "duel", episodes=3000, seed=2, regret_episodes=0)
+    slow = evaluate(bot, rules, "duel", episodes=1500, seed=2, regret_episodes=0, vector=False)
+    gap = abs(fast.score.mean - slow.score.mean)
+    assert gap < 1.1 * np.hypot(fast.score.half_width, slow.score.half_width)
+    assert fast.score.high < 0.5
+    mixed = evaluate(bot, rules, "duel", episodes=300, seed=2, regret_episodes=100)
+    assert mixed.score.n == 300 and mixed.decisions > 0  # regret games in Python, the rest in numba
