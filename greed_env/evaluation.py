@@ -405,7 +405,10 @@ def _run_chunk(job: _Job) -> _Chunk:
 # duels against the optimal bot in the vector engine
 
 VECTOR_DUEL_BATCH = 2048
-"""Games stepped together per seat by :func:`vector_duel_values`."""
+"""Most games stepped together per seat by :func:`vector_duel_values`."""
+VECTOR_DUEL_MIN_PER_ROW = 16
+"""Fewest games a batch row plays in turn: a batch steps until its slowest row is done, so
+with one or two games per row most of the work would be rows waiting."""
 
 
 def vector_duel_act(bot: Bot, rules: Rules) -> Callable[[Any], np.ndarray] | None:
@@ -459,9 +462,10 @@ def vector_duel_values(
     the optimal duel bot, played by the numba engine (:mod:`greed_env.vector.optimal`).
 
     Game ``i`` puts ``bot`` in seat ``i % 2``. Each seat's games are rows of one
-    :class:`~greed_env.vector.EpisodeBatch` seeded from ``SeedSequence([seed, seat])``; a row
-    plays its games one after another and the first ``ceil(count / rows)`` of each row are
-    kept (every row's first game, then every row's second, ...), so the result depends on
+    :class:`~greed_env.vector.EpisodeBatch` (up to ``batch`` rows, at least
+    :data:`VECTOR_DUEL_MIN_PER_ROW` games per row) seeded from ``SeedSequence([seed, seat])``;
+    a row plays its games one after another and the first ``ceil(count / rows)`` of each row
+    are kept (every row's first game, then every row's second, ...), so the result depends on
     ``seed``, ``games`` and ``batch`` only.
     """
     from greed_env.vector.engine import EpisodeBatch
@@ -474,7 +478,7 @@ def vector_duel_values(
         count = len(range(seat, games, 2))
         if count == 0:
             continue
-        rows = min(batch, count)
+        rows = max(1, min(batch, count // VECTOR_DUEL_MIN_PER_ROW))
         per_row = -(-count // rows)
         eb = EpisodeBatch(rules, rows, mode="duel", num_players=2, seat=seat, opponent=opponent)
         eb.reset(seed=int(np.random.SeedSequence([seed, seat]).generate_state(1)[0]))
