@@ -106,6 +106,26 @@ def test_duel_run_against_a_threshold_bot(tmp_path: Path) -> None:
     assert card["evaluation"]["opponent"] == "optimal" and card["evaluation"]["optimal"] == 0.5
 
 
+def test_duel_run_against_the_optimal_bot_in_numba_with_solver_shaping(tmp_path: Path) -> None:
+    args = _args(
+        duel.Args,
+        opponent="optimal",
+        vector="native",
+        num_envs=8,
+        shaping="solver",
+        rules_set=SHORT_RULES,
+        runs_dir=str(tmp_path),
+        eval_episodes=40,
+        eval_regret_episodes=2,
+        final_eval_episodes=64,
+    )
+    card = _card(duel.main(args))
+    assert card["opponent"] == "optimal" and card["shaping"] == "solver"
+    assert card["evaluation"]["episodes"] == 64
+    with pytest.raises(SystemExit, match="needs --vector native"):
+        duel.main(_args(duel.Args, shaping="solver", rules_set=SHORT_RULES, runs_dir=str(tmp_path)))
+
+
 def test_selfplay_run_fills_the_snapshot_pool(tmp_path: Path) -> None:
     args = _args(
         selfplay.Args,

@@ -579,6 +579,7 @@ def run_training(
     extra_state: Callable[[], dict[str, Any]] | None = None,
     restore_extra: Callable[[dict[str, Any]], None] | None = None,
     on_iteration: Callable[[MaskablePPO, int], None] | None = None,
+    wrap_venv: Callable[[VecEnv], VecEnv] | None = None,
 ) -> Path:
     """Train (or resume) a MaskablePPO run and save ``model.zip`` with ``model.json``.
 
@@ -592,6 +593,8 @@ def run_training(
         card_extra: more card fields.
         extra_state / restore_extra: save and restore script state with each checkpoint.
         on_iteration: called at the start of every rollout with the model and the step count.
+        wrap_venv: applied to the vector environment (after its ``VecMonitor``, so episode
+            statistics stay the environment's own rewards), e.g. reward shaping.
 
     Returns:
         The run directory.
@@ -614,6 +617,8 @@ def run_training(
     if resumed is not None and restore_extra is not None:
         restore_extra(resumed.extra)
     venv = make_vec_env(env_fns(env_seed, run_dir), args.vector, env_seed)
+    if wrap_venv is not None:
+        venv = wrap_venv(venv)
     ppo_kwargs = dict(
         n_steps=args.num_steps,
         batch_size=args.minibatch_size,

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import gymnasium as gym
 
@@ -54,6 +54,11 @@ class Args(PPOArgs):
     """games of the final evaluation written into the model card"""
     checkpoint_every: int = 100_000
     """environment steps between checkpoints (written atomically; --resume restarts there)"""
+    shaping: Literal["none", "solver"] = "none"
+    """'solver': add the potential-based shaping reward phi(s') - phi(s) with phi = 2 P - 1,
+    P the solver's optimal win probability from the learner's turn start (policy-invariant,
+    but it feeds the exact solution into training; needs --vector native and --opponent
+    optimal; greed_env.train.shaping)"""
 
 
 def make_env(rules: Rules, opponent: str) -> gym.Env:
@@ -87,6 +92,13 @@ def main(args: Args) -> Path:
             opponent="optimal",
         )
 
+    wrap = None
+    if args.shaping == "solver":
+        if args.vector != "native" or args.opponent.strip().lower() != "optimal":
+            raise SystemExit("--shaping solver needs --vector native and --opponent optimal")
+        from greed_env.train.shaping import SolverPotentialShaping
+
+        wrap = SolverPotentialShaping
     return run_training(
         args,
         script=SCRIPT,
@@ -95,7 +107,8 @@ def main(args: Args) -> Path:
         env_fns=env_fns,
         evaluate_policy=functools.partial(evaluate_policy, episodes=args.eval_episodes),
         final_evaluate=functools.partial(evaluate_policy, episodes=args.final_eval_episodes),
-        card_extra={"opponent": args.opponent},
+        card_extra={"opponent": args.opponent, "shaping": args.shaping},
+        wrap_venv=wrap,
     )
 
 

@@ -1,0 +1,99 @@
+"""Potential-based reward shaping for duels, with the solver's win probability as potential.
+
+Duel-v0 pays +1 / -1 at the end of a game of some 80 learner decisions, so the advantage of
+one banking decision is a difference of about a hundredth of a win buried in the noise of the
+whole game. Shaping (Ng, Harada and Russell, *Policy invariance under reward
+transformations*, ICML 1999) adds ``F = phi(s') - phi(s)`` to every reward, with
+``phi(terminal) = 0``. With ``gamma = 1`` the shaped return of an episode is its true return
+minus ``phi`` of its first state, so the ranking of policies, and the optimal policy, are
+unchanged; what changes is that each turn's reward now carries the change in win chances
+that the turn made.
+
+The potential here is the solver's: ``phi = 2 P - 1`` where ``P`` is the learner's probability
+of winning under optimal play from the start of its current turn (the duel table's ``win``
+entry for the banked scores; in the final round, the start value of the learner's last turn
+from :mod:`greed_env.vector.optimal`). The turn total does not enter ``phi``, so within a turn
+``F = 0`` and the learner is credited when its turn and the opponent's reply are over.
+
+**This puts the exact solution into the training signal.** It is an option
+(``greed train duel --shaping solver``), off by default, and runs trained with it are reported
+apart from runs without it (``docs/results.md``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+
+from greed_env.vector import kernels as K
+
+__all__ = ["SolverPotentialShaping", "solver_potential"]
+
+
+def solver_potential(batch: Any) -> np.ndarray:
+    """``phi`` of every row of a duel :class:`~greed_env.vector.EpisodeBatch` whose opponent
+    is the optimal duel bot (so its arrays are loaded): ``2 P - 1`` for the learner's seat."""
+    from greed_env.solver import load_table
+
+    if getattr(batch, "_potential_win", None) is None:
+        batch._potential_win = load_table(batch.rules, "duel").arrays["win"]
+        if batch._potential_win.ndim != 2:
+            raise ValueError("solver shaping needs a two-score duel table (no bust penalty)")
+    win = batch._potential_win
+    unit, tu, dmax = (int(x) for x in batch._ep[[K.EP_OPT_UNIT, K.EP_OPT_TARGET, K.EP_OPT_DEFICIT]])
+    oidx, oval, _ = batch._opt
+    S = batch.S
+    seat = batch.E[:, K.E_SEAT]
+    rows = np.arange(S.shape[0])
+    a = S[rows, K.B_SCORE + seat] // unit
+    b = S[rows, K.B_SCORE + 1 - seat] // unit
+    p = win[np.clip(a, 0, tu - 1), np.clip(b, 0, tu - 1)]
+    end = S[:, K.C_ENDGAME] != 0
+    if end.any():
+        x = np.clip(b[end] - a[end], 1, max(dmax, 1))
+        entered = S[end, K.B_ENTERED + seat[end]] != 0
+        k = tu * tu + 2 * (x - 1) + entered
+        nd = int(batch.tables.num_dice)
+        p = p.astype(np.float64)
+        p[end] = oval[oidx[k, 0] + nd]  # c[0, all dice]: rolling a full set from nothing
+    over = S[:, K.C_PHASE] == K.PH_OVER
+    return np.where(over, 0.0, 2.0 * p - 1.0)
+
+
+class SolverPotentialShaping(VecEnvWrapper):
+    """Adds ``phi(s') - phi(s)`` to the rewards of a native duel ``VecEnv`` (see the module).
+
+    The true (unshaped) reward of each step is kept in ``infos[i]["true_reward"]``. Put it
+    outside ``VecMonitor`` to log shaped episode returns, inside to log true ones.
+
+    Raises:
+        ValueError: not a native Duel-v0 against the optimal duel bot.
+    """
+
+    def __init__(self, venv: VecEnv) -> None:
+        super().__init__(venv)
+        inner: Any = venv
+        while not hasattr(inner, "env") or not hasattr(getattr(inner, "env", None), "batch"):
+            if not hasattr(inner, "venv"):
+                raise ValueError("solver shaping needs the native vector env (--vector native)")
+            inner = inner.venv
+        self.batch = inner.env.batch
+        if self.batch.mode != "duel" or int(self.batch._ep[K.EP_OPPONENT]) != K.OPP_OPTIMAL:
+            raise ValueError("solver shaping needs Duel-v0 against the optimal duel bot")
+        self._phi = np.zeros(self.num_envs)
+
+    def reset(self) -> Any:
+        obs = self.venv.reset()
+        self._phi = solver_potential(self.batch)
+        return obs
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        phi = solver_potential(self.batch)
+        shaped = rewards + np.where(dones, 0.0, phi) - self._phi
+        for i, info in enumerate(infos):
+            info["true_reward"] = float(rewards[i])
+        self._phi = phi
+        return obs, shaped.astype(np.float32), dones, infos

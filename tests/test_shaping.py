@@ -1,0 +1,58 @@
+"""Potential-based shaping of duel rewards with the solver's win probability."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from greed_env.rules import preset
+from greed_env.solver import load_table
+from greed_env.train.shaping import SolverPotentialShaping, solver_potential
+from greed_env.vector import kernels as K
+from greed_env.vector.sb3 import make_sb3_vec_env
+
+RULES = preset("ten_thousand", target=2000)
+
+
+def test_shaped_returns_telescope_to_the_true_return_minus_the_start_potential() -> None:
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 8, seed=3, rules=RULES, opponent="optimal")
+    shaped_env = SolverPotentialShaping(venv)
+    shaped_env.reset()
+    start = shaped_env._phi.copy()
+    assert np.all(np.abs(start) < 1.0)
+    shaped = np.zeros(8)
+    true = np.zeros(8)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(800):
+        masks = venv.action_masks().astype(bool)
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        shaped_env.step_async(acts)
+        _, rewards, dones, infos = shaped_env.step_wait()
+        shaped += rewards
+        true += [info["true_reward"] for info in infos]
+        for i in np.flatnonzero(dones):
+            assert true[i] in (-1.0, 0.0, 1.0)
+            assert shaped[i] == pytest.approx(true[i] - start[i], abs=1e-4)
+            shaped[i] = true[i] = 0.0
+            start[i] = shaped_env._phi[i]
+            ended += 1
+    assert ended > 30
+
+
+def test_the_potential_is_the_tables_win_probability_at_the_learners_turn() -> None:
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 16, seed=1, rules=RULES, opponent="optimal")
+    venv.reset()
+    batch = venv.env.batch
+    win = load_table(RULES, "duel").arrays["win"]
+    phi = solver_potential(batch)
+    for i in range(16):
+        seat = int(batch.E[i, K.E_SEAT])
+        a, b = (int(batch.S[i, K.B_SCORE + q]) // 50 for q in (seat, 1 - seat))
+        assert phi[i] == pytest.approx(2 * win[a, b] - 1)
+
+
+def test_shaping_refuses_other_environments() -> None:
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 2, seed=1, rules=RULES, opponent="random")
+    with pytest.raises(ValueError, match="optimal duel bot"):
+        SolverPotentialShaping(venv)
