@@ -420,14 +420,7 @@ def vector_duel_act(bot: Bot, rules: Rules) -> Callable[[Any], np.ndarray] | Non
     if act_ids is not None and float(getattr(bot, "temperature", 0.0)) == 0.0:
         return lambda batch: act_ids(batch.obs, batch.mask)
     if type(bot) is OptimalBot and bot.objective == "duel" and bot.rules.fingerprint == rules.fingerprint:
-        from greed_env.vector import kernels as K
-
-        def act(batch: Any) -> np.ndarray:
-            out = np.zeros(batch.num_envs, dtype=np.int64)
-            K.batch_optimal_actions(batch.S, batch._tab, batch._ep, *batch._opt, out)
-            return np.maximum(out, 0)
-
-        return act
+        return lambda batch: np.maximum(batch.optimal_actions(), 0)
     return None
 
 

@@ -16,7 +16,6 @@ from greed_env.evaluation import evaluate, vector_duel_values
 from greed_env.rules import Phase, Rules, State, preset
 from greed_env.solver.bot import OptimalBot
 from greed_env.train.policy import NumpyPolicy, PolicyBot
-from greed_env.vector import kernels as K
 from greed_env.vector.engine import EpisodeBatch, row_fields
 from greed_env.vector.optimal import check_optimal_supported, optimal_arrays
 from greed_env.vector.tables import VectorUnsupportedError
@@ -35,11 +34,10 @@ def _compare(rules: Rules, games: int, steps: int, seed: int) -> dict[str, int]:
     eb = EpisodeBatch(rules, games, mode="duel", num_players=2, opponent=bot)
     eb.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    out = np.zeros(games, dtype=np.int64)
     catalog = eb.tables.catalog
     seen = {"decisions": 0, "endgame": 0, "keep": 0, "continue": 0, "reroll_all": 0, "differ": 0}
     for _ in range(steps):
-        K.batch_optimal_actions(eb.S, eb._tab, eb._ep, *eb._opt, out)
+        out = eb.optimal_actions()
         for i in range(games):
             state = State(**row_fields(eb.S, i, eb.tables))
             values = dict(bot.move_values(rules, state))
@@ -76,6 +74,8 @@ def test_unsupported_rules_are_named() -> None:
             check_optimal_supported(preset(name))
     with pytest.raises(VectorUnsupportedError, match="two seats"):
         EpisodeBatch(VARIANTS["farkle"], 4, mode="duel", num_players=3, opponent="optimal")
+    with pytest.raises(ValueError, match="opponent is 'optimal'"):
+        EpisodeBatch(VARIANTS["farkle"], 4, mode="duel", num_players=2, opponent="random").optimal_actions()
 
 
 def test_arrays_are_built_once_per_rule_set() -> None:

@@ -498,6 +498,19 @@ class EpisodeBatch:
             starved = K.step_range(0, self.num_envs, self.S, self.E, acts, *self._tail())
         self._drain(starved)
 
+    def optimal_actions(self) -> np.ndarray:
+        """The optimal duel bot's action in every row, from the acting seat's view (-1 where
+        nothing is to decide), in a batch whose opponent is ``optimal``.
+
+        Raises:
+            ValueError: the batch's opponent is not the optimal duel bot.
+        """
+        if self._opt is _NO_OPTIMAL:
+            raise ValueError("optimal_actions needs a duel batch whose opponent is 'optimal'")
+        out = np.zeros(self.num_envs, dtype=np.int64)
+        K.batch_optimal_actions(self.S, self._tab, self._ep, *self._opt, out)
+        return out
+
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per episode (``RandomBot``'s choice), from ``rng``."""
         out = np.zeros(self.num_envs, dtype=np.int64)

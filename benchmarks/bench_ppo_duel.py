@@ -1,0 +1,183 @@
+"""MaskablePPO against the optimal duel bot: several seeds of the two-stage recipe, with spread.
+
+Per seed, two ``greed train`` runs in subprocesses (up to ``--jobs`` seeds at once):
+
+1. the turn stage: ``bench_ppo.py``'s solo recipe (``Solitaire-v0``, objective ``turn``,
+   2,000,000 steps), skipped when ``runs/bench_ppo`` already holds that seed's finished run;
+2. the duel stage: ``Duel-v0`` against ``optimal-duel`` on the native vector engine (the
+   optimal bot played in numba, :mod:`greed_env.vector.optimal`), starting from the turn
+   stage's weights (``DUEL_RECIPE``).
+
+When all have finished, each seed's cards and ``eval.csv`` are read and one row per seed is
+printed: CPU minutes of both stages, the final policy's seat-balanced win rate against
+``optimal-duel`` over the card's final evaluation (100,000 games: 95% CI about +-0.3 points),
+and the first periodic evaluation (40,000 games) at or above ``--goal`` with the CPU minutes
+used by then (both stages). A last row gives mean, standard deviation and the worst seed. A
+finished run is not trained again, so rerunning the command only re-collects the table.
+
+Usage::
+
+    python benchmarks/bench_ppo_duel.py --seeds 1 2 3 --jobs 3
+    python benchmarks/bench_ppo_duel.py --seeds 1 --duel-steps 2000000 -- --learning-rate 3e-4
+
+Arguments after ``--`` go to the duel stage's ``greed train duel`` unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import bench_ppo  # the turn stage (same directory)
+
+DUEL_RECIPE = [
+    "--opponent", "optimal",
+    "--vector", "native",
+    "--num-envs", "512",
+    "--num-steps", "64",
+    "--minibatch-size", "4096",
+    "--update-epochs", "4",
+    "--learning-rate", "1e-4",
+    "--gae-lambda", "0.8",
+    "--ent-coef", "0.003",
+    "--vf-coef", "1.0",
+    "--eval-every", "500000",
+    "--eval-episodes", "40000",
+    "--eval-regret-episodes", "0",
+    "--final-eval-episodes", "100000",
+    "--checkpoint-every", "500000",
+    "--torch-threads", "1",
+    "--no-progress",
+]  # fmt: skip
+
+
+def _duel_name(rules: str, seed: int, tag: str) -> str:
+    return f"{rules}__duel__{tag}__{seed}"
+
+
+def run_seed(ns: argparse.Namespace, seed: int, extra: list[str]) -> tuple[int, float]:
+    """Both stages of one seed; returns (exit code, wall seconds)."""
+    t0 = time.perf_counter()
+    turn_dir = Path(ns.turn_runs_dir)
+    rc, _ = bench_ppo.train(ns.rules, seed, ns.turn_steps, turn_dir, "ppo", [])
+    if rc:
+        return rc, time.perf_counter() - t0
+    duel_dir = Path(ns.runs_dir)
+    name = _duel_name(ns.rules, seed, ns.tag)
+    if (duel_dir / name / "model.json").is_file():
+        return 0, time.perf_counter() - t0
+    init = turn_dir / bench_ppo._run_name(ns.rules, seed, "ppo") / "model.zip"
+    resume = ["--resume"] if (duel_dir / name / "checkpoints" / "latest.json").is_file() else []
+    cmd = [
+        sys.executable, "-m", "greed_env.cli", "train", "duel",
+        "--rules", ns.rules, "--seed", str(seed), "--total-timesteps", str(ns.duel_steps),
+        "--runs-dir", str(duel_dir), "--run-name", name, "--exp-name", ns.tag,
+        "--init-from", str(init), *DUEL_RECIPE, *extra, *resume,
+    ]  # fmt: skip
+    log = duel_dir / f"{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as fh:
+        rc = subprocess.call(cmd, stdout=fh, stderr=subprocess.STDOUT)
+    return rc, time.perf_counter() - t0
+
+
+def collect(turn_run: Path, duel_run: Path, goal: float) -> dict[str, Any]:
+    """One seed's row from the two stages' cards and the duel stage's evaluation log."""
+    turn = json.loads((turn_run / "model.json").read_text())
+    duel = json.loads((duel_run / "model.json").read_text())
+    ev = duel["evaluation"]
+    turn_cpu = turn["cpu_time_s"] / 60
+    with (duel_run / "eval.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    reached = next((r for r in rows if float(r["value"]) >= goal), None)
+    return {
+        "seed": duel["args"]["seed"],
+        "turn_cpu_min": turn_cpu,
+        "duel_steps": duel["steps"],
+        "duel_cpu_min": duel["cpu_time_s"] / 60,
+        "total_cpu_min": turn_cpu + duel["cpu_time_s"] / 60,
+        "win": ev["mean"],
+        "ci95": ev["ci95"],
+        "games": ev["episodes"],
+        "start": float(rows[0]["value"]) if rows else float("nan"),
+        "goal_step": int(float(reached["step"])) if reached else None,
+        "goal_cpu_min": turn_cpu + float(reached["cpu_s"]) / 60 if reached else None,
+    }
+
+
+def table(rows: list[dict[str, Any]], goal: float) -> str:
+    head = (
+        "| seed | turn stage CPU min | duel steps | duel CPU min | total CPU min | "
+        f"win rate vs optimal-duel (95% CI) | first eval >= {100 * goal:.1f}% (duel step, total CPU min) |"
+    )
+    lines = [head, "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        when = f"{r['goal_step']:,}, {r['goal_cpu_min']:.1f}" if r["goal_step"] is not None else "not reached"
+        lines.append(
+            f"| {r['seed']} | {r['turn_cpu_min']:.1f} | {r['duel_steps']:,} | {r['duel_cpu_min']:.1f} | "
+            f"{r['total_cpu_min']:.1f} | {100 * r['win']:.2f}% ± {100 * r['ci95']:.2f} "
+            f"({r['games']:,} games) | {when} |"
+        )
+    wins = [100 * r["win"] for r in rows]
+    sd = statistics.stdev(wins) if len(wins) > 1 else 0.0
+    lines.append(
+        f"| all ({len(rows)}) | | | | {statistics.median(r['total_cpu_min'] for r in rows):.1f} (median) | "
+        f"{statistics.mean(wins):.2f}% ± {sd:.2f} (sd), worst {min(wins):.2f}% | |"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    extra: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1 :]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rules", default="ten_thousand")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--turn-steps", type=int, default=2_000_000)
+    ap.add_argument("--duel-steps", type=int, default=10_000_000)
+    ap.add_argument("--jobs", type=int, default=3, help="seeds trained at once")
+    ap.add_argument("--turn-runs-dir", default="runs/bench_ppo")
+    ap.add_argument("--runs-dir", default="runs/bench_ppo_duel")
+    ap.add_argument("--tag", default="ppo", help="experiment name in the duel run names")
+    ap.add_argument("--goal", type=float, default=0.495, help="win rate to time")
+    ap.add_argument("--json", default=None, help="also write the rows here")
+    ns = ap.parse_args(argv)
+    with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
+        futures = {seed: pool.submit(run_seed, ns, seed, extra) for seed in ns.seeds}
+        for seed, fut in futures.items():
+            rc, wall = fut.result()
+            status = "ok" if rc == 0 else f"FAILED (exit {rc}; see the .log beside the run)"
+            print(f"seed {seed}: {status}, {wall / 60:.1f} min wall", flush=True)
+            if rc != 0:
+                return rc
+    rows = [
+        collect(
+            Path(ns.turn_runs_dir) / bench_ppo._run_name(ns.rules, s, "ppo"),
+            Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.tag),
+            ns.goal,
+        )
+        for s in ns.seeds
+    ]
+    print()
+    print(f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "
+          f"{ns.turn_steps:,} turn steps; duel recipe: {' '.join(DUEL_RECIPE + extra)}")
+    print()
+    print(table(rows, ns.goal))
+    if ns.json:
+        Path(ns.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

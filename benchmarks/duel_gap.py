@@ -1,0 +1,94 @@
+"""Where a policy loses against the optimal duel bot: the same games with the optimal bot's
+move substituted for the policy's in one kind of decision at a time.
+
+For each variant the policy plays seat-balanced games against ``optimal-duel`` in the vector
+engine, except that in the chosen decisions the optimal bot's own move is played instead:
+
+* ``none``: the policy as it is;
+* ``final-round``: every decision of the policy's last turn after the opponent reached the
+  target (``ten_thousand``'s final round);
+* ``bank-roll``: every bank-or-roll-on decision (all phases ``CONTINUE``);
+* ``bank-roll-before-final``: the same outside the final round;
+* ``keeps``: every choice of dice to keep.
+
+The gain of a variant over the first one listed (``none`` by default) is what the policy gives
+away in those decisions (given its play elsewhere). All variants share ``--seed``, so they play the same dice streams.
+
+    python benchmarks/duel_gap.py runs/bench_ppo/ten_thousand__turn__ppo__1/model.zip --games 60000
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from greed_env.evaluation import resolve_bot
+from greed_env.rules import Phase, preset
+from greed_env.vector import kernels as K
+from greed_env.vector.engine import EpisodeBatch
+
+VARIANTS = ("none", "final-round", "bank-roll", "bank-roll-before-final", "keeps")
+
+
+def substitute(variant: str, batch: EpisodeBatch) -> np.ndarray:
+    """Rows whose decision the optimal bot makes in ``variant``."""
+    phase = batch.S[:, K.C_PHASE]
+    final = batch.S[:, K.C_ENDGAME] != 0
+    return {
+        "none": np.zeros(batch.num_envs, dtype=bool),
+        "final-round": final,
+        "bank-roll": phase == Phase.CONTINUE,
+        "bank-roll-before-final": (phase == Phase.CONTINUE) & ~final,
+        "keeps": phase == Phase.KEEP,
+    }[variant]
+
+
+def win_rate(bot: object, rules: object, variant: str, games: int, seed: int) -> tuple[float, float]:
+    """Mean outcome and its 95% half-width over ``games`` seat-balanced games."""
+    opponent = resolve_bot("optimal", rules, "duel")
+    rows = 2048
+    per_row = -(-games // (2 * rows))
+    out = []
+    for seat in (0, 1):
+        batch = EpisodeBatch(rules, rows, mode="duel", num_players=2, seat=seat, opponent=opponent)
+        batch.reset(seed=seed + seat)
+        results = np.full((rows, per_row), np.nan)
+        done = np.zeros(rows, dtype=np.int64)
+        while done.min() < per_row:
+            actions = bot.act_ids(batch.obs, batch.mask)  # type: ignore[attr-defined]
+            swap = substitute(variant, batch)
+            if swap.any():
+                actions = np.where(swap, batch.optimal_actions(), actions)
+            batch.step(actions)
+            for i in np.flatnonzero(batch.done):
+                if done[i] < per_row:
+                    results[i, done[i]] = (batch.rewards[i] + 1.0) / 2.0
+                done[i] += 1
+        out.append(results.ravel())
+    values = np.concatenate(out)
+    return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(values.size))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bot", help="a model file or registry id with a deterministic policy")
+    ap.add_argument("--rules", default="ten_thousand")
+    ap.add_argument("--games", type=int, default=60_000)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    ns = ap.parse_args()
+    rules = preset(ns.rules)
+    bot = resolve_bot(ns.bot, rules, "duel")
+    base = None
+    print(f"{ns.bot} against optimal-duel, {ns.games:,} games per variant (seats balanced)")
+    print("| optimal bot plays | win rate (95% CI) | gain |")
+    print("|---|---|---|")
+    for variant in ns.variants:
+        mean, half = win_rate(bot, rules, variant, ns.games, ns.seed)
+        base = mean if base is None else base
+        print(f"| {variant} | {100 * mean:.2f}% ± {100 * half:.2f} | {100 * (mean - base):+.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
