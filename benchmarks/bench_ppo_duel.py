@@ -6,7 +6,8 @@ Per seed, two ``greed train`` runs in subprocesses (up to ``--jobs`` seeds at on
    2,000,000 steps), skipped when ``runs/bench_ppo`` already holds that seed's finished run;
 2. the duel stage: ``Duel-v0`` against ``optimal-duel`` on the native vector engine (the
    optimal bot played in numba, :mod:`greed_env.vector.optimal`), starting from the turn
-   stage's weights (``DUEL_RECIPE``).
+   stage's weights, half of its episodes starting at the learner's final-round turn
+   (exploring starts, :mod:`greed_env.train.curriculum`; ``DUEL_RECIPE``).
 
 When all have finished, each seed's cards and ``eval.csv`` are read and one row per seed is
 printed: CPU minutes of both stages, the final policy's seat-balanced win rate against
@@ -18,7 +19,7 @@ finished run is not trained again, so rerunning the command only re-collects the
 Usage::
 
     python benchmarks/bench_ppo_duel.py --seeds 1 2 3 --jobs 3
-    python benchmarks/bench_ppo_duel.py --seeds 1 --duel-steps 2000000 -- --learning-rate 3e-4
+    python benchmarks/bench_ppo_duel.py --seeds 1 --tag plain -- --final-round-starts 0
 
 Arguments after ``--`` go to the duel stage's ``greed train duel`` unchanged.
 """
@@ -49,6 +50,7 @@ DUEL_RECIPE = [
     "--gae-lambda", "0.8",
     "--ent-coef", "0.003",
     "--vf-coef", "1.0",
+    "--final-round-starts", "0.5",
     "--eval-every", "500000",
     "--eval-episodes", "40000",
     "--eval-regret-episodes", "0",
@@ -145,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rules", default="ten_thousand")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--turn-steps", type=int, default=2_000_000)
-    ap.add_argument("--duel-steps", type=int, default=10_000_000)
+    ap.add_argument("--duel-steps", type=int, default=8_000_000)
     ap.add_argument("--jobs", type=int, default=3, help="seeds trained at once")
     ap.add_argument("--turn-runs-dir", default="runs/bench_ppo")
     ap.add_argument("--runs-dir", default="runs/bench_ppo_duel")

@@ -56,3 +56,33 @@ def test_shaping_refuses_other_environments() -> None:
     venv = make_sb3_vec_env("greed_env/Duel-v0", 2, seed=1, rules=RULES, opponent="random")
     with pytest.raises(ValueError, match="optimal duel bot"):
         SolverPotentialShaping(venv)
+
+
+def test_final_round_starts_begin_at_the_learners_last_turn() -> None:
+    from greed_env.rules import State
+    from greed_env.train.curriculum import FinalRoundStarts, final_round_start
+    from greed_env.vector.engine import row_fields
+
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 64, seed=2, rules=RULES, opponent="optimal")
+    starts = FinalRoundStarts(venv, fraction=1.0, seed=5)
+    obs = starts.reset()
+    batch = starts.batch
+    final = batch.S[:, K.C_ENDGAME] != 0
+    assert final.mean() > 0.8  # the rest busted before deciding and began a new game
+    for i in np.flatnonzero(final):
+        state = State(**row_fields(batch.S, i, batch.tables))
+        seat = int(batch.E[i, K.E_SEAT])
+        assert state.player == seat and state.final_left == (seat,)
+        assert state.scores[1 - seat] >= RULES.target > state.scores[seat]
+    assert np.array_equal(obs, batch.obs)
+    rng = np.random.default_rng(0)
+    outcomes = []
+    for _ in range(40):
+        masks = venv.action_masks().astype(bool)
+        starts.step_async(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        _, rewards, dones, _ = starts.step_wait()
+        outcomes += rewards[dones].tolist()
+    assert len(outcomes) > 64 and set(outcomes) <= {-1.0, 0.0, 1.0}
+    assert np.mean(outcomes) < 0  # random play from behind mostly loses
+    with pytest.raises(ValueError, match="no final round"):
+        final_round_start(preset("farkle"), 0, rng)

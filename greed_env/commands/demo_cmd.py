@@ -5,7 +5,9 @@
    turn, expected turns to the target;
 3. a small MaskablePPO agent trained on ``greed_env/Solitaire-v0`` (one turn);
 4. the agent, a simple heuristic and the optimal bot evaluated against the solver's value,
-   with 95% confidence intervals.
+   with 95% confidence intervals;
+5. the agent in whole games against the solver's optimal duel bot (win rate, seats balanced;
+   the optimal bot is played by the numba engine, so 20,000 games take seconds).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 DEFAULT_STEPS = 60_000
 DEFAULT_EVAL_TURNS = 10_000
+DEFAULT_DUEL_GAMES = 20_000
 
 
 def register(sub: Any) -> None:
@@ -35,6 +38,12 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="master seed (game, training, evaluation)")
     p.add_argument("--runs-dir", default="runs", help="where the trained run is written")
     p.add_argument("--turns-shown", type=int, default=12, help="turns of the bot game to print")
+    p.add_argument(
+        "--duel-games",
+        type=int,
+        default=DEFAULT_DUEL_GAMES,
+        help="games of the PPO agent against the optimal duel bot (0: skip)",
+    )
     p.set_defaults(func=run)
 
 
@@ -185,6 +194,32 @@ def run(args: argparse.Namespace) -> int:
         "  exact value: the bot's expected points per turn with every roll enumerated "
         "(greed eval --exact); '-' where its turns reach too many positions"
     )
+    if args.duel_games > 0:
+        _duel_section(rules, run_dir / "model.zip", args.duel_games, args.seed + 2)
     print()
     print(f"demo finished in {time.perf_counter() - t_start:.0f} s")
     return 0
+
+
+def _duel_section(rules: Any, model: Path, games: int, seed: int) -> None:
+    """The trained agent (a turn player) against the solver's duel bot, in the numba engine."""
+    from greed_env.evaluation import evaluate
+    from greed_env.vector.optimal import check_optimal_supported
+    from greed_env.vector.tables import VectorUnsupportedError
+
+    try:
+        check_optimal_supported(rules)
+    except VectorUnsupportedError as exc:
+        _section("5. Duel against the optimal bot: skipped")
+        print(f"  {exc}")
+        return
+    _section(f"5. Whole games against the solver's duel bot ({games:,} games, seats balanced)")
+    t0 = time.perf_counter()
+    result = evaluate(str(model), rules, "duel", episodes=games, seed=seed, regret_episodes=0)
+    est = result.score
+    print(
+        f"  PPO agent (trained for single turns) wins {est.mean:.1%} +- {est.half_width:.1%} "
+        f"against optimal-duel (an equal player: 50%)  ({time.perf_counter() - t0:.0f} s, "
+        "the optimal bot played in numba)"
+    )
+    print("  it never learned the score: to play whole games, `greed train duel` (docs/results.md)")

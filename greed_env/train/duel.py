@@ -25,6 +25,8 @@ import gymnasium as gym
 from greed_env.train.args import PPOArgs, parse_args, rules_from_args
 
 if TYPE_CHECKING:
+    from stable_baselines3.common.vec_env import VecEnv
+
     from greed_env.evaluation import EvalResult
     from greed_env.rules import Rules
     from greed_env.train.policy import NumpyPolicy
@@ -54,6 +56,10 @@ class Args(PPOArgs):
     """games of the final evaluation written into the model card"""
     checkpoint_every: int = 100_000
     """environment steps between checkpoints (written atomically; --resume restarts there)"""
+    final_round_starts: float = 0.0
+    """share of training episodes that start at the learner's final-round turn, the opponent
+    just past the target (exploring starts; needs --vector native and a final round;
+    greed_env.train.curriculum; evaluations play whole games)"""
     shaping: Literal["none", "solver"] = "none"
     """'solver': add the potential-based shaping reward phi(s') - phi(s) with phi = 2 P - 1,
     P the solver's optimal win probability from the learner's turn start (policy-invariant,
@@ -92,13 +98,21 @@ def main(args: Args) -> Path:
             opponent="optimal",
         )
 
-    wrap = None
-    if args.shaping == "solver":
-        if args.vector != "native" or args.opponent.strip().lower() != "optimal":
-            raise SystemExit("--shaping solver needs --vector native and --opponent optimal")
-        from greed_env.train.shaping import SolverPotentialShaping
+    if args.shaping == "solver" and (args.vector != "native" or args.opponent.strip().lower() != "optimal"):
+        raise SystemExit("--shaping solver needs --vector native and --opponent optimal")
+    if args.final_round_starts and args.vector != "native":
+        raise SystemExit("--final-round-starts needs --vector native")
 
-        wrap = SolverPotentialShaping
+    def wrap(venv: VecEnv) -> VecEnv:
+        if args.final_round_starts:
+            from greed_env.train.curriculum import FinalRoundStarts
+
+            venv = FinalRoundStarts(venv, args.final_round_starts, seed=args.seed + 7919)
+        if args.shaping == "solver":
+            from greed_env.train.shaping import SolverPotentialShaping
+
+            venv = SolverPotentialShaping(venv)
+        return venv
     return run_training(
         args,
         script=SCRIPT,
@@ -107,7 +121,11 @@ def main(args: Args) -> Path:
         env_fns=env_fns,
         evaluate_policy=functools.partial(evaluate_policy, episodes=args.eval_episodes),
         final_evaluate=functools.partial(evaluate_policy, episodes=args.final_eval_episodes),
-        card_extra={"opponent": args.opponent, "shaping": args.shaping},
+        card_extra={
+            "opponent": args.opponent,
+            "shaping": args.shaping,
+            "final_round_starts": args.final_round_starts,
+        },
         wrap_venv=wrap,
     )
 

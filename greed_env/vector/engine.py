@@ -498,6 +498,27 @@ class EpisodeBatch:
             starved = K.step_range(0, self.num_envs, self.S, self.E, acts, *self._tail())
         self._drain(starved)
 
+    def restart_from(self, starts: dict[int, State]) -> None:
+        """Continue the episodes of the given rows from the given positions instead: each
+        row's game is set to its reference state (the episode's learner seat is kept) and
+        played on (rolls, opponents) to the learner's next decision, then ``obs`` and ``mask``
+        are refreshed. A game that ends before the learner decides is replaced by a new game
+        from the start, as at any reset.
+
+        For exploring starts (``greed_env.train.curriculum``): positions a game reaches
+        rarely, such as the final round, can be trained on directly.
+
+        Raises:
+            ValueError: a position for another number of seats, or one already over.
+        """
+        for i, state in starts.items():
+            if state.num_players != int(self._ep[K.EP_NPLAYERS]) or state.phase == Phase.OVER:
+                raise ValueError(f"row {i}: cannot restart from {state.phase!r} with {state.num_players} seats")
+            load_row(self.S, i, state, self.tables)
+            self.E[i, K.E_STAGE] = K.STAGE_RESET_ADVANCE
+        self._refill(force=False)
+        self._drain(K.resume_range(0, self.num_envs, self.S, self.E, *self._tail()))
+
     def optimal_actions(self) -> np.ndarray:
         """The optimal duel bot's action in every row, from the acting seat's view (-1 where
         nothing is to decide), in a batch whose opponent is ``optimal``.
