@@ -167,9 +167,18 @@ def test_make_bot_builtin_kinds() -> None:
 def test_make_bot_unknown_spec_without_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "greed_env.bots.registry", None)
     with pytest.raises(
-        BotSpecError, match=r"unknown bot 'optimal'; known kinds: random, threshold\[:N\]"
+        BotSpecError,
+        match=r"unknown bot 'greedy'; known kinds: random, threshold\[:N\], optimal\[:OBJECTIVE\]",
     ):
-        make_bot("optimal", preset("ten_thousand"))
+        make_bot("greedy", preset("ten_thousand"))
+
+
+def test_make_bot_builds_the_solvers_bot() -> None:
+    bot = make_bot("optimal", preset("farkle5"))
+    assert bot.name == "optimal-duel"
+    assert make_bot("optimal:turn", preset("farkle5")).name == "optimal-turn"
+    with pytest.raises(BotSpecError, match="objective must be one of"):
+        make_bot("optimal:fastest", preset("farkle5"))
 
 
 def test_make_bot_falls_back_to_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
