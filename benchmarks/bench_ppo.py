@@ -132,12 +132,31 @@ def table(rows: list[dict[str, Any]], goal: float) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def split_passthrough(argv: list[str] | None) -> tuple[list[str], list[str]]:
+    """The script's own arguments and those after ``--`` (passed to ``greed train``)."""
     argv = sys.argv[1:] if argv is None else argv
-    extra: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
-        argv, extra = argv[:cut], argv[cut + 1 :]
+        return argv[:cut], argv[cut + 1 :]
+    return argv, []
+
+
+def run_seeds(seeds: list[int], jobs: int, run: Any) -> int:
+    """``run(seed) -> (exit code, wall seconds)`` for every seed, ``jobs`` at once; prints one
+    line per seed and returns the first failure's exit code (0 if none)."""
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {seed: pool.submit(run, seed) for seed in seeds}
+        for seed, fut in futures.items():
+            rc, wall = fut.result()
+            status = "ok" if rc == 0 else f"FAILED (exit {rc}; see the .log beside the run)"
+            print(f"seed {seed}: {status}, {wall / 60:.1f} min wall", flush=True)
+            if rc != 0:
+                return rc
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv, extra = split_passthrough(argv)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rules", default="ten_thousand")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
@@ -149,17 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="also write the rows here")
     ns = ap.parse_args(argv)
     runs_dir = Path(ns.runs_dir)
-    with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
-        futures = {
-            seed: pool.submit(train, ns.rules, seed, ns.total_timesteps, runs_dir, ns.tag, extra)
-            for seed in ns.seeds
-        }
-        for seed, fut in futures.items():
-            rc, wall = fut.result()
-            status = "ok" if rc == 0 else f"FAILED (exit {rc}; see the .log beside the run)"
-            print(f"seed {seed}: {status}, {wall / 60:.1f} min wall", flush=True)
-            if rc != 0:
-                return rc
+    rc = run_seeds(
+        ns.seeds, ns.jobs, lambda seed: train(ns.rules, seed, ns.total_timesteps, runs_dir, ns.tag, extra)
+    )
+    if rc:
+        return rc
     rows = [collect(runs_dir / _run_name(ns.rules, s, ns.tag), ns.goal) for s in ns.seeds]
     print()
     print(f"`{ns.rules}` turn, {ns.total_timesteps:,} steps per seed, recipe: {' '.join(RECIPE + extra)}")

@@ -33,7 +33,6 @@ import statistics
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -138,11 +137,7 @@ def table(rows: list[dict[str, Any]], goal: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    extra: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, extra = argv[:cut], argv[cut + 1 :]
+    argv, extra = bench_ppo.split_passthrough(argv)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rules", default="ten_thousand")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
@@ -155,14 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--goal", type=float, default=0.495, help="win rate to time")
     ap.add_argument("--json", default=None, help="also write the rows here")
     ns = ap.parse_args(argv)
-    with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
-        futures = {seed: pool.submit(run_seed, ns, seed, extra) for seed in ns.seeds}
-        for seed, fut in futures.items():
-            rc, wall = fut.result()
-            status = "ok" if rc == 0 else f"FAILED (exit {rc}; see the .log beside the run)"
-            print(f"seed {seed}: {status}, {wall / 60:.1f} min wall", flush=True)
-            if rc != 0:
-                return rc
+    rc = bench_ppo.run_seeds(ns.seeds, ns.jobs, lambda seed: run_seed(ns, seed, extra))
+    if rc:
+        return rc
     rows = [
         collect(
             Path(ns.turn_runs_dir) / bench_ppo._run_name(ns.rules, s, "ppo"),
