@@ -74,6 +74,9 @@ def test_unsupported_rules_are_named() -> None:
             check_optimal_supported(preset(name))
     with pytest.raises(VectorUnsupportedError, match="two seats"):
         EpisodeBatch(VARIANTS["farkle"], 4, mode="duel", num_players=3, opponent="optimal")
+    other = OptimalBot(VARIANTS["ten_thousand"], "duel")
+    with pytest.raises(VectorUnsupportedError, match="solved for rules"):
+        EpisodeBatch(VARIANTS["farkle"], 4, mode="duel", num_players=2, opponent=other)
     with pytest.raises(ValueError, match="opponent is 'optimal'"):
         EpisodeBatch(VARIANTS["farkle"], 4, mode="duel", num_players=2, opponent="random").optimal_actions()
 

@@ -281,6 +281,11 @@ def opponent_params(spec: Bot | str | None, rules: Rules) -> tuple[int, int, int
 
     bot = make_opponent(spec, rules)
     if type(bot) is OptimalBot and bot.objective == "duel":
+        if bot.rules.fingerprint != rules.fingerprint:
+            raise VectorUnsupportedError(
+                f"the optimal duel bot was solved for rules {bot.rules.name!r} "
+                f"({bot.rules.fingerprint}), not these ({rules.fingerprint})"
+            )
         return K.OPP_OPTIMAL, 0, 0, 0
     if type(bot) is RandomBot:
         return K.OPP_RANDOM, 0, 0, 0
