@@ -413,12 +413,16 @@ with one or two games per row most of the work would be rows waiting."""
 
 def vector_duel_act(bot: Bot, rules: Rules) -> Callable[[Any], np.ndarray] | None:
     """How :func:`vector_duel_values` makes ``bot`` act on a batch, or None when it cannot:
-    a deterministic observation policy (``act_ids``) or the optimal duel bot itself."""
+    a deterministic observation policy (a model file's ``PolicyBot``, an exported
+    ``OnnxBot``, a ``PPOBot``) or the optimal duel bot itself."""
     from greed_env.solver.bot import OptimalBot
 
-    act_ids = getattr(bot, "act_ids", None)
-    if act_ids is not None and float(getattr(bot, "temperature", 0.0)) == 0.0:
+    greedy = float(getattr(bot, "temperature", 0.0)) == 0.0
+    act_ids = getattr(bot, "act_ids", None)  # PolicyBot (a NumPy network)
+    if act_ids is not None and greedy:
         return lambda batch: act_ids(batch.obs, batch.mask)
+    if hasattr(bot, "act_obs") and callable(getattr(bot, "act_batch", None)) and greedy:
+        return lambda batch: bot.act_batch(batch.obs, batch.mask)  # OnnxBot, PPOBot
     if type(bot) is OptimalBot and bot.objective == "duel" and bot.rules.fingerprint == rules.fingerprint:
         return lambda batch: np.maximum(batch.optimal_actions(), 0)
     return None

@@ -117,3 +117,30 @@ def test_evaluate_measures_the_same_win_rate_either_way() -> None:
     assert fast.score.high < 0.5
     mixed = evaluate(bot, rules, "duel", episodes=300, seed=2, regret_episodes=100)
     assert mixed.score.n == 300 and mixed.decisions > 0  # regret games in Python, the rest in numba
+
+
+class _FirstLegal:
+    """An observation bot with a batched greedy method, like OnnxBot and PPOBot."""
+
+    name = "first-legal"
+    temperature = 0.0
+
+    def act_obs(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(np.flatnonzero(action_mask)[0])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return np.argmax(np.asarray(masks) > 0, axis=1)
+
+    def act(self, rules: Rules, state: State, rng: np.random.Generator) -> object:
+        raise AssertionError("the vector path acts on observations only")
+
+
+def test_observation_bots_with_a_batch_method_play_in_the_vector_engine() -> None:
+    from greed_env.evaluation import vector_duel_supported
+
+    rules = VARIANTS["farkle"]
+    opponent = OptimalBot(rules, "duel")
+    bot = _FirstLegal()
+    assert vector_duel_supported(bot, opponent, rules)
+    values = vector_duel_values(bot, opponent, rules, games=400, seed=1)
+    assert values.size == 400 and values.mean() < 0.3
