@@ -141,6 +141,16 @@ def split_passthrough(argv: list[str] | None) -> tuple[list[str], list[str]]:
     return argv, []
 
 
+def report(heading: str, table_text: str, rows: list[dict[str, Any]], json_path: str | None) -> None:
+    """Print the heading and the Markdown table; also write the rows as JSON when asked."""
+    print()
+    print(heading)
+    print()
+    print(table_text)
+    if json_path:
+        Path(json_path).write_text(json.dumps(rows, indent=1))
+
+
 def run_seeds(seeds: list[int], jobs: int, run: Any) -> int:
     """``run(seed) -> (exit code, wall seconds)`` for every seed, ``jobs`` at once; prints one
     line per seed and returns the first failure's exit code (0 if none)."""
@@ -174,12 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     if rc:
         return rc
     rows = [collect(runs_dir / _run_name(ns.rules, s, ns.tag), ns.goal) for s in ns.seeds]
-    print()
-    print(f"`{ns.rules}` turn, {ns.total_timesteps:,} steps per seed, recipe: {' '.join(RECIPE + extra)}")
-    print()
-    print(table(rows, ns.goal))
-    if ns.json:
-        Path(ns.json).write_text(json.dumps(rows, indent=1))
+    heading = f"`{ns.rules}` turn, {ns.total_timesteps:,} steps per seed, recipe: {' '.join(RECIPE + extra)}"
+    report(heading, table(rows, ns.goal), rows, ns.json)
     return 0
 
 

@@ -161,13 +161,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         for s in ns.seeds
     ]
-    print()
-    print(f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "
-          f"{ns.turn_steps:,} turn steps; duel recipe: {' '.join(DUEL_RECIPE + extra)}")
-    print()
-    print(table(rows, ns.goal))
-    if ns.json:
-        Path(ns.json).write_text(json.dumps(rows, indent=1))
+    heading = (
+        f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "
+        f"{ns.turn_steps:,} turn steps; duel recipe: {' '.join(DUEL_RECIPE + extra)}"
+    )
+    bench_ppo.report(heading, table(rows, ns.goal), rows, ns.json)
     return 0
 
 
