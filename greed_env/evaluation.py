@@ -251,6 +251,10 @@ class _Chunk:
     first_value: np.ndarray
 
 
+_CHUNK_DTYPES = (float, float, float, np.int8, np.int8, np.int64, float)
+"""Dtypes of the array fields of :class:`_Chunk`, in order."""
+
+
 def _episode_seeds(seed: int, stop: int) -> np.ndarray:
     """64-bit environment seeds of episodes ``0 .. stop-1`` (episode ``i`` gets entry ``i``
     whatever the split over workers)."""
@@ -695,14 +699,14 @@ def evaluate(
                 if progress:
                     progress(done)
     chunks.sort(key=lambda c: c.start)
-    values = np.concatenate([c.values for c in chunks] + [np.zeros(0)])  # none: all in numba
     if python_n < episodes:
-        rest = vector_duel_values(the_bot, opp, rules, episodes - python_n, seed)
-        values = np.concatenate([values, rest])
+        vector_values = vector_duel_values(the_bot, opp, rules, episodes - python_n, seed)
         if progress:
             progress(episodes)
-    empty = _Chunk(0, *(np.zeros(0, dtype=d) for d in (float, float, float, np.int8, np.int8, np.int64, float)))
-    chunks.append(empty)
+    else:
+        vector_values = np.zeros(0)
+    chunks.append(_Chunk(0, *(np.zeros(0, dtype=d) for d in _CHUNK_DTYPES)))  # none in Python
+    values = np.concatenate([c.values for c in chunks] + [vector_values])
     ep_regret = np.concatenate([c.episode_regret for c in chunks])[:regret_n]
     table = {
         key: np.concatenate([getattr(c, key) for c in chunks])

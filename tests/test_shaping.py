@@ -45,7 +45,7 @@ def test_the_potential_is_the_tables_win_probability_at_the_learners_turn() -> N
     venv.reset()
     batch = venv.env.batch
     win = load_table(RULES, "duel").arrays["win"]
-    phi = solver_potential(batch)
+    phi = solver_potential(batch, win)
     for i in range(16):
         seat = int(batch.E[i, K.E_SEAT])
         a, b = (int(batch.S[i, K.B_SCORE + q]) // 50 for q in (seat, 1 - seat))

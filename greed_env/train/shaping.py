@@ -32,16 +32,10 @@ from greed_env.vector import kernels as K
 __all__ = ["SolverPotentialShaping", "solver_potential"]
 
 
-def solver_potential(batch: Any) -> np.ndarray:
+def solver_potential(batch: Any, win: np.ndarray) -> np.ndarray:
     """``phi`` of every row of a duel :class:`~greed_env.vector.EpisodeBatch` whose opponent
-    is the optimal duel bot (so its arrays are loaded): ``2 P - 1`` for the learner's seat."""
-    from greed_env.solver import load_table
-
-    if getattr(batch, "_potential_win", None) is None:
-        batch._potential_win = load_table(batch.rules, "duel").arrays["win"]
-        if batch._potential_win.ndim != 2:
-            raise ValueError("solver shaping needs a two-score duel table (no bust penalty)")
-    win = batch._potential_win
+    is the optimal duel bot (so its arrays are loaded): ``2 P - 1`` for the learner's seat,
+    ``win`` being the duel table's ``win`` array."""
     unit, tu, dmax = (int(x) for x in batch._ep[[K.EP_OPT_UNIT, K.EP_OPT_TARGET, K.EP_OPT_DEFICIT]])
     oidx, oval, _ = batch._opt
     S = batch.S
@@ -82,16 +76,21 @@ class SolverPotentialShaping(VecEnvWrapper):
         self.batch = inner.env.batch
         if self.batch.mode != "duel" or int(self.batch._ep[K.EP_OPPONENT]) != K.OPP_OPTIMAL:
             raise ValueError("solver shaping needs Duel-v0 against the optimal duel bot")
+        from greed_env.solver import load_table
+
+        self.win = load_table(self.batch.rules, "duel").arrays["win"]
+        if self.win.ndim != 2:
+            raise ValueError("solver shaping needs a two-score duel table (no bust penalty)")
         self._phi = np.zeros(self.num_envs)
 
     def reset(self) -> Any:
         obs = self.venv.reset()
-        self._phi = solver_potential(self.batch)
+        self._phi = solver_potential(self.batch, self.win)
         return obs
 
     def step_wait(self) -> Any:
         obs, rewards, dones, infos = self.venv.step_wait()
-        phi = solver_potential(self.batch)
+        phi = solver_potential(self.batch, self.win)
         shaped = rewards + np.where(dones, 0.0, phi) - self._phi
         for i, info in enumerate(infos):
             info["true_reward"] = float(rewards[i])
