@@ -16,10 +16,15 @@ and the first periodic evaluation (40,000 games) at or above ``--goal`` with the
 used by then (both stages). A last row gives mean, standard deviation and the worst seed. A
 finished run is not trained again, so rerunning the command only re-collects the table.
 
+With ``--after TAG`` the duel stage starts instead from the finished duel run of ``TAG`` (same
+seed, same ``--runs-dir``), a third stage; its row counts the CPU of all three.
+
 Usage::
 
     python benchmarks/bench_ppo_duel.py --seeds 1 2 3 --jobs 3
     python benchmarks/bench_ppo_duel.py --seeds 1 --tag plain -- --final-round-starts 0
+    python benchmarks/bench_ppo_duel.py --seeds 1 2 3 --jobs 3 --tag margin --after ppo \
+        --duel-steps 6000000 -- --features margin --final-round-near 0.5 --ent-coef 0.001
 
 Arguments after ``--`` go to the duel stage's ``greed train duel`` unchanged.
 """
@@ -76,6 +81,11 @@ def run_seed(ns: argparse.Namespace, seed: int, extra: list[str]) -> tuple[int, 
     if (duel_dir / name / "model.json").is_file():
         return 0, time.perf_counter() - t0
     init = turn_dir / bench_ppo._run_name(ns.rules, seed, "ppo") / "model.zip"
+    if ns.after:
+        init = duel_dir / _duel_name(ns.rules, seed, ns.after) / "model.zip"
+        if not init.with_suffix(".json").is_file():
+            print(f"--after {ns.after}: {init.parent} has not finished; run that tag first", file=sys.stderr)
+            return 2, time.perf_counter() - t0
     resume = ["--resume"] if (duel_dir / name / "checkpoints" / "latest.json").is_file() else []
     cmd = [
         sys.executable, "-m", "greed_env.cli", "train", "duel",
@@ -90,12 +100,18 @@ def run_seed(ns: argparse.Namespace, seed: int, extra: list[str]) -> tuple[int, 
     return rc, time.perf_counter() - t0
 
 
-def collect(turn_run: Path, duel_run: Path, goal: float) -> dict[str, Any]:
-    """One seed's row from the two stages' cards and the duel stage's evaluation log."""
+def collect(turn_run: Path, duel_run: Path, goal: float, earlier: Path | None = None) -> dict[str, Any]:
+    """One seed's row from the stages' cards and the last duel stage's evaluation log.
+
+    ``earlier``: the duel run the last one started from (``--after``); its CPU time is counted
+    with the turn stage's.
+    """
     turn = json.loads((turn_run / "model.json").read_text())
     duel = json.loads((duel_run / "model.json").read_text())
     ev = duel["evaluation"]
     turn_cpu = turn["cpu_time_s"] / 60
+    if earlier is not None:
+        turn_cpu += json.loads((earlier / "model.json").read_text())["cpu_time_s"] / 60
     with (duel_run / "eval.csv").open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     reached = next((r for r in rows if float(r["value"]) >= goal), None)
@@ -116,7 +132,7 @@ def collect(turn_run: Path, duel_run: Path, goal: float) -> dict[str, Any]:
 
 def table(rows: list[dict[str, Any]], goal: float) -> str:
     head = (
-        "| seed | turn stage CPU min | duel steps | duel CPU min | total CPU min | "
+        "| seed | earlier stages CPU min | duel steps | duel CPU min | total CPU min | "
         f"win rate vs optimal-duel (95% CI) | first eval >= {100 * goal:.1f}% (duel step, total CPU min) |"
     )
     lines = [head, "|---|---|---|---|---|---|---|"]
@@ -147,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turn-runs-dir", default="runs/bench_ppo")
     ap.add_argument("--runs-dir", default="runs/bench_ppo_duel")
     ap.add_argument("--tag", default="ppo", help="experiment name in the duel run names")
+    ap.add_argument("--after", default=None, help="start from this tag's finished duel runs")
     ap.add_argument("--goal", type=float, default=0.495, help="win rate to time")
     ap.add_argument("--json", default=None, help="also write the rows here")
     ns = ap.parse_args(argv)
@@ -158,12 +175,14 @@ def main(argv: list[str] | None = None) -> int:
             Path(ns.turn_runs_dir) / bench_ppo._run_name(ns.rules, s, "ppo"),
             Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.tag),
             ns.goal,
+            Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.after) if ns.after else None,
         )
         for s in ns.seeds
     ]
+    after = f" and the duel runs tagged {ns.after}" if ns.after else ""
     heading = (
         f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "
-        f"{ns.turn_steps:,} turn steps; duel recipe: {' '.join(DUEL_RECIPE + extra)}"
+        f"{ns.turn_steps:,} turn steps{after}; duel recipe: {' '.join(DUEL_RECIPE + extra)}"
     )
     bench_ppo.report(heading, table(rows, ns.goal), rows, ns.json)
     return 0

@@ -9,7 +9,9 @@ engine, except that in the chosen decisions the optimal bot's own move is played
   target (``ten_thousand``'s final round);
 * ``bank-roll``: every bank-or-roll-on decision (all phases ``CONTINUE``);
 * ``bank-roll-before-final``: the same outside the final round;
-* ``keeps``: every choice of dice to keep.
+* ``keeps``: every choice of dice to keep;
+* ``final-round-bank-roll`` / ``final-round-keeps``: the final round's two kinds of decision
+  apart.
 
 The gain of a variant over the first one listed (``none`` by default) is what the policy gives
 away in those decisions (given its play elsewhere). All variants share ``--seed``, so they play the same dice streams.
@@ -28,7 +30,15 @@ from greed_env.rules import Phase, preset
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import EpisodeBatch
 
-VARIANTS = ("none", "final-round", "bank-roll", "bank-roll-before-final", "keeps")
+VARIANTS = (
+    "none",
+    "final-round",
+    "bank-roll",
+    "bank-roll-before-final",
+    "keeps",
+    "final-round-bank-roll",
+    "final-round-keeps",
+)
 
 
 def substitute(variant: str, batch: EpisodeBatch) -> np.ndarray:
@@ -41,6 +51,8 @@ def substitute(variant: str, batch: EpisodeBatch) -> np.ndarray:
         "bank-roll": phase == Phase.CONTINUE,
         "bank-roll-before-final": (phase == Phase.CONTINUE) & ~final,
         "keeps": phase == Phase.KEEP,
+        "final-round-bank-roll": (phase == Phase.CONTINUE) & final,
+        "final-round-keeps": (phase == Phase.KEEP) & final,
     }[variant]
 
 

@@ -86,3 +86,22 @@ def test_final_round_starts_begin_at_the_learners_last_turn() -> None:
     assert np.mean(outcomes) < 0  # random play from behind mostly loses
     with pytest.raises(ValueError, match="no final round"):
         final_round_start(preset("farkle"), 0, rng)
+
+
+def test_near_final_round_starts_trail_by_at_most_a_turn() -> None:
+    from greed_env.train.curriculum import FinalRoundStarts, final_round_start
+
+    rules = preset("ten_thousand")
+    rng = np.random.default_rng(3)
+    for learner in (0, 1):
+        gaps = []
+        for _ in range(500):
+            s = final_round_start(rules, learner, rng, near=True)
+            mine, theirs = s.scores[learner], s.scores[1 - learner]
+            assert s.player == learner and s.final_left == (learner,)
+            assert rules.entry_threshold <= mine < rules.target <= theirs and mine % 50 == 0
+            gaps.append(theirs - mine)
+        assert min(gaps) > 0 and max(gaps) <= 3000 + 50 and np.median(gaps) < 2500
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 8, seed=2, rules=RULES, opponent="optimal")
+    with pytest.raises(ValueError, match="near must be in"):
+        FinalRoundStarts(venv, fraction=0.5, seed=1, near=1.5)

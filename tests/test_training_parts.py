@@ -91,7 +91,88 @@ def test_feature_readings_are_exact() -> None:
             obs, info = env.reset()
 
 
-def test_numpy_policy_matches_maskable_ppo_predict() -> None:
+def test_margin_readings_are_exact_in_numpy_and_torch() -> None:
+    pytest.importorskip("torch")
+    import gymnasium as gym
+    import torch
+
+    from greed_env.train.features import GreedFeatures
+
+    rules = preset("ten_thousand")
+    cfg = FeatureConfig.for_rules(rules, margin=True)
+    assert (cfg.margin_low, cfg.margin_high, cfg.margin_step) == (-3000, 1000, 50)
+    assert cfg.extra_dim == FeatureConfig.for_rules(rules).extra_dim + cfg.margin_dim == 183 + 82
+    env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="optimal")
+    module = GreedFeatures(env.observation_space, cfg.to_dict())
+    obs, info = env.reset(seed=4)
+    rng = np.random.default_rng(1)
+    seen = set()
+    for _ in range(1500):
+        f = featurize(obs[None], cfg)
+        assert np.array_equal(f, module(torch.as_tensor(obs[None])).numpy())
+        s = env.unwrapped.state
+        margin = s.scores[s.player] + s.turn_total - s.scores[1 - s.player]
+        lin, thermo = f[0, -cfg.margin_dim], f[0, -cfg.margin_dim + 1 :]
+        assert lin == pytest.approx(max(-10_000, min(10_000, margin)) / 1000, abs=1e-5)
+        assert thermo.tolist() == [float(level <= margin) for level in cfg.margin_levels()]
+        seen.add(int(np.sign(margin)))
+        obs, _, terminated, truncated, info = env.step(rng.choice(np.flatnonzero(info["action_mask"])))
+        if terminated or truncated:
+            obs, info = env.reset()
+    assert seen == {-1, 0, 1}
+
+
+def test_feature_config_reads_version_1_and_refuses_bad_ones() -> None:
+    rules = preset("ten_thousand")
+    old = {"num_dice": 6, "target": 10_000, "points_step": 50, "points_max": 3000, "score_step": 250, "version": 1}
+    assert FeatureConfig.from_dict(old) == FeatureConfig.for_rules(rules)
+    margin = FeatureConfig.for_rules(rules, margin=True).to_dict()
+    assert FeatureConfig.from_dict(margin) == FeatureConfig.for_rules(rules, margin=True)
+    with pytest.raises(ValueError, match="feature version 7"):
+        FeatureConfig.from_dict({**margin, "version": 7})
+    with pytest.raises(ValueError, match="version 1 has no margin"):
+        FeatureConfig.from_dict({**margin, "version": 1})
+    with pytest.raises(ValueError, match="bad margin readings"):
+        FeatureConfig.from_dict({**margin, "margin_low": 2000})
+
+
+def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from greed_env.train.common import _init_weights, _policy_class, _policy_kwargs
+    from greed_env.train.policy import ModelFileError, NumpyPolicy
+
+    rules = preset("ten_thousand")
+    import gymnasium as gym
+
+    env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
+    small = duel.Args(net_width=16, features="greed")
+    wide = duel.Args(net_width=16, features="margin")
+    old = MaskablePPO(_policy_class(small), env, policy_kwargs=_policy_kwargs(small, rules), device="cpu", seed=0)
+    with torch.no_grad():
+        for p in old.policy.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    old.save(tmp_path / "old.zip")
+    new = MaskablePPO(_policy_class(wide), env, policy_kwargs=_policy_kwargs(wide, rules), device="cpu", seed=1)
+    _init_weights(new, tmp_path / "old.zip", rules)
+    a, b = NumpyPolicy.from_sb3(old), NumpyPolicy.from_sb3(new)
+    assert b.features is not None and b.features.margin_step == 50
+    obs, info = env.reset(seed=2)
+    for _ in range(200):
+        assert np.allclose(a.logits(obs[None]), b.logits(obs[None]), atol=1e-5)
+        obs, _, terminated, truncated, info = env.step(int(a.act(obs[None], info["action_mask"][None])[0]))
+        if terminated or truncated:
+            obs, info = env.reset()
+    other = duel.Args(net_width=32, features="margin")
+    bigger = MaskablePPO(_policy_class(other), env, policy_kwargs=_policy_kwargs(other, rules), device="cpu")
+    with pytest.raises(ModelFileError, match="do not fit this network"):
+        _init_weights(bigger, tmp_path / "old.zip", rules)
+
+
+@pytest.mark.parametrize("margin", [False, True])
+def test_numpy_policy_matches_maskable_ppo_predict(margin: bool) -> None:
     pytest.importorskip("sb3_contrib")
     import gymnasium as gym
     import torch
@@ -102,10 +183,13 @@ def test_numpy_policy_matches_maskable_ppo_predict() -> None:
     from greed_env.train.policy import NumpyPolicy
 
     rules = preset("ten_thousand")
-    env = gym.make("greed_env/Solitaire-v0", rules="ten_thousand")
+    if margin:
+        env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
+    else:
+        env = gym.make("greed_env/Solitaire-v0", rules="ten_thousand")
     kwargs = {
         "features_extractor_class": GreedFeatures,
-        "features_extractor_kwargs": {"config": FeatureConfig.for_rules(rules).to_dict()},
+        "features_extractor_kwargs": {"config": FeatureConfig.for_rules(rules, margin=margin).to_dict()},
         "net_arch": {"pi": [32, 32], "vf": [32]},
         "activation_fn": torch.nn.ReLU,
         "action_features": action_features(rules).tolist(),
@@ -116,7 +200,7 @@ def test_numpy_policy_matches_maskable_ppo_predict() -> None:
         for p in model.policy.parameters():
             p.add_(torch.randn_like(p) * 0.5)
     pol = NumpyPolicy.from_sb3(model)
-    assert pol.activation == "relu" and pol.features == FeatureConfig.for_rules(rules)
+    assert pol.activation == "relu" and pol.features == FeatureConfig.for_rules(rules, margin=margin)
     obs, info = env.reset(seed=1)
     for _ in range(300):
         feats = model.policy.features_extractor(torch.as_tensor(obs[None])).numpy()

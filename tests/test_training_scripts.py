@@ -126,6 +126,25 @@ def test_duel_run_against_the_optimal_bot_in_numba_with_solver_shaping(tmp_path:
         duel.main(_args(duel.Args, shaping="solver", rules_set=SHORT_RULES, runs_dir=str(tmp_path)))
 
 
+def test_duel_run_with_margin_readings_starts_from_a_model_without_them(tmp_path: Path) -> None:
+    native = dict(opponent="optimal", vector="native", num_envs=8, rules_set=SHORT_RULES, eval_regret_episodes=0)
+    first = duel.main(_args(duel.Args, **native, runs_dir=str(tmp_path / "a"), eval_episodes=16, final_eval_episodes=16))
+    args = _args(
+        duel.Args,
+        **native,
+        features="margin",
+        init_from=str(first / "model.zip"),
+        final_round_starts=0.5,
+        final_round_near=0.5,
+        runs_dir=str(tmp_path / "b"),
+        eval_episodes=16,
+        final_eval_episodes=32,
+    )
+    card = _card(duel.main(args))
+    assert card["final_round_starts"] == 0.5 and card["final_round_near"] == 0.5
+    assert card["args"]["features"] == "margin" and card["evaluation"]["episodes"] == 32
+
+
 def test_selfplay_run_fills_the_snapshot_pool(tmp_path: Path) -> None:
     args = _args(
         selfplay.Args,

@@ -214,9 +214,11 @@ class PPOArgs:
     """gradient clipping norm"""
     target_kl: float | None = None
     """stop an update early once the approximate KL exceeds this (None: never)"""
-    features: Literal["greed", "none"] = "greed"
+    features: Literal["greed", "margin", "none"] = "greed"
     """policy inputs: 'greed' appends exact readings of dice counts, dice in hand, turn total and
-    scores to the observation (greed_env.train.featurize); 'none' feeds the observation alone"""
+    scores to the observation (greed_env.train.featurize); 'margin' adds readings of the margin
+    after banking over the best other seat (for games against opponents); 'none' feeds the
+    observation alone"""
     policy_head: Literal["structured", "plain"] = "structured"
     """action logits: 'structured' adds a shared term driven by each keep's points and dice count
     (rare keeps learn from common ones; greed_env.train.features), 'plain' is one linear layer"""
@@ -227,7 +229,8 @@ class PPOArgs:
     activation: Literal["tanh", "relu"] = "tanh"
     """hidden-layer activation"""
     init_from: str | None = None
-    """start a fresh run from the weights of this model zip (same rules and network shape)"""
+    """start a fresh run from the weights of this model zip (same rules and network shape; a
+    model without the margin readings can start a --features margin run, their weights at 0)"""
     eval_every: int = 25_000
     """environment steps between evaluations against the solver"""
     eval_episodes: int = 2000

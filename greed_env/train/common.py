@@ -522,11 +522,12 @@ def _policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
     layers = [args.net_width] * args.net_depth
     kwargs: dict[str, Any] = {"net_arch": {"pi": layers, "vf": layers}, "activation_fn": act}
-    if args.features == "greed":
+    if args.features in ("greed", "margin"):
         from greed_env.train.features import GreedFeatures
 
+        cfg = FeatureConfig.for_rules(rules, margin=args.features == "margin")
         kwargs["features_extractor_class"] = GreedFeatures
-        kwargs["features_extractor_kwargs"] = {"config": FeatureConfig.for_rules(rules).to_dict()}
+        kwargs["features_extractor_kwargs"] = {"config": cfg.to_dict()}
     if args.policy_head == "structured":
         kwargs["action_features"] = action_features(rules).tolist()
     return kwargs
@@ -555,8 +556,47 @@ def _init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
         check_card(card, rules, f"--init-from {path}")
     try:
         model.set_parameters(str(path), exact_match=True, device="cpu")
+        return
     except Exception as exc:
-        raise ModelFileError(f"--init-from {path}: its weights do not fit this network: {exc}") from None
+        error = str(exc)
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    try:
+        _, params, _ = load_from_zip_file(str(path), device="cpu")
+        padded = _pad_new_inputs(model, (params or {}).get("policy", {}))
+    except ModelFileError:
+        raise
+    except Exception as exc:
+        raise ModelFileError(f"--init-from {path}: cannot read its weights: {exc}") from None
+    if padded is None:
+        raise ModelFileError(f"--init-from {path}: its weights do not fit this network: {error}")
+    model.policy.load_state_dict(padded, strict=True)
+
+
+def _pad_new_inputs(model: MaskablePPO, old: dict[str, torch.Tensor]) -> dict[str, torch.Tensor] | None:
+    """``old`` widened to ``model``'s policy when it lacks only the margin readings, else None.
+
+    The margin readings are the last inputs of the first layers; a network without them is the
+    same function as one whose weights on them are zero, so those columns start at zero (the
+    optimizer starts afresh).
+    """
+    extractor = model.policy.features_extractor
+    margin = FeatureConfig.from_dict(extractor.config).margin_dim if hasattr(extractor, "config") else 0
+    new = model.policy.state_dict()
+    if not margin or set(old) != set(new):
+        return None
+    out: dict[str, torch.Tensor] = {}
+    for key, target in new.items():
+        src = old[key]
+        if src.shape == target.shape:
+            out[key] = src.to(target.dtype)
+        elif src.dim() == 2 and src.shape[0] == target.shape[0] and target.shape[1] - src.shape[1] == margin:
+            wide = torch.zeros_like(target)
+            wide[:, : src.shape[1]] = src
+            out[key] = wide
+        else:
+            return None
+    return out
 
 
 def _lr_schedule(args: PPOArgs) -> Any:
@@ -650,9 +690,7 @@ def run_training(
         if args.init_from:
             _init_weights(model, Path(args.init_from), rules)
     model.set_logger(make_logger(run_dir))
-    callback = TrainingCallback(
-        args, run_dir, evaluate_policy, state, session_start, extra_state, on_iteration
-    )
+    callback = TrainingCallback(args, run_dir, evaluate_policy, state, session_start, extra_state, on_iteration)
     remaining = args.total_timesteps - model.num_timesteps
     try:
         if remaining > 0:

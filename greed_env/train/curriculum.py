@@ -14,7 +14,11 @@ just banked past the target and the learner's last turn begins. The position is 
 reference rules (the opponent's bank is played by :func:`greed_env.rules.apply`), so it is one
 the game can reach: the opponent's score is drawn between the target and
 ``target + max_over``, the learner's between 0 and the target (0 or at least the entry
-threshold), both in solver units. Nothing about the solver is used. The start-state
+threshold), both in solver units. A share ``near`` of the starts draws the learner's score
+instead at most ``max_over`` points behind the opponent's, as real games leave it: from uniform
+scores the learner mostly trails by more than it can make up, and the decisions that end the
+game (bank as soon as the lead is taken) come up in few episodes. Nothing about the solver is
+used. The start-state
 distribution is all that changes; the per-position returns, and so the optimal policy, are
 those of the real game, and evaluations play real games. Episode statistics (``VecMonitor``
 inside this wrapper) include the exploring-start episodes.
@@ -34,8 +38,14 @@ from greed_env.vector import kernels as K
 __all__ = ["FinalRoundStarts", "final_round_start"]
 
 
-def final_round_start(rules: Rules, learner: int, rng: np.random.Generator, max_over: int = 3000) -> State:
-    """A two-player position at the start of ``learner``'s final-round turn (see the module)."""
+def final_round_start(
+    rules: Rules, learner: int, rng: np.random.Generator, max_over: int = 3000, near: bool = False
+) -> State:
+    """A two-player position at the start of ``learner``'s final-round turn (see the module).
+
+    ``near``: the learner trails the opponent's new score by ``unit .. max_over`` points
+    (multiples of the scoring unit) instead of holding a uniform score below the target.
+    """
     if not rules.final_round or rules.exact_target:
         raise ValueError(f"rules {rules.name!r} have no final round to start from")
     unit = math.gcd(rules.target, rules.entry_threshold, max_over, 50)
@@ -48,6 +58,9 @@ def final_round_start(rules: Rules, learner: int, rng: np.random.Generator, max_
     turn = max(final - banked, entry if banked == 0 else unit)
     low = entry // unit if rules.entry_threshold else 1
     mine = int(rng.integers(low - 1, target // unit))  # low - 1: not on the board yet
+    if near:
+        deficit = int(rng.integers(1, max_over // unit + 1))
+        mine = min(final // unit - deficit, target // unit - 1)
     mine = 0 if mine < low else mine * unit
     s = new_game(rules, 2, first_player=opp)
     scores = [0, 0]
@@ -77,12 +90,14 @@ class FinalRoundStarts(VecEnvWrapper):
         venv: the native vector env (``--vector native``), possibly inside ``VecMonitor``.
         fraction: probability that a starting episode is replaced.
         seed: seed of the wrapper's own generator (which episodes, which scores).
+        near: share of those starts with the learner close behind (``final_round_start``).
     """
 
-    def __init__(self, venv: VecEnv, fraction: float, seed: int) -> None:
+    def __init__(self, venv: VecEnv, fraction: float, seed: int, near: float = 0.0) -> None:
         super().__init__(venv)
-        if not 0.0 <= fraction <= 1.0:
-            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+        for name, value in (("fraction", fraction), ("near", near)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
         inner: Any = venv
         while not hasattr(getattr(inner, "env", None), "batch"):
             if not hasattr(inner, "venv"):
@@ -94,14 +109,19 @@ class FinalRoundStarts(VecEnvWrapper):
         self.rules = self.batch.rules
         final_round_start(self.rules, 0, np.random.default_rng(0))  # refuses rules without one
         self.fraction = float(fraction)
+        self.near = float(near)
         self.rng = np.random.default_rng(seed)
 
     def _restart(self, rows: np.ndarray, obs: np.ndarray) -> np.ndarray:
         pick = rows[self.rng.random(rows.size) < self.fraction]
         if pick.size:
             seats = self.batch.seat
+            near = self.rng.random(pick.size) < self.near
             self.batch.restart_from(
-                {int(i): final_round_start(self.rules, int(seats[i]), self.rng) for i in pick}
+                {
+                    int(i): final_round_start(self.rules, int(seats[i]), self.rng, near=bool(n))
+                    for i, n in zip(pick, near, strict=True)
+                }
             )
             obs = np.array(obs, copy=True)
             obs[pick] = self.batch.obs[pick]

@@ -70,6 +70,9 @@ class Args(PPOArgs):
     """share of training episodes that start at the learner's final-round turn, the opponent
     just past the target (exploring starts; needs --vector native and a final round;
     greed_env.train.curriculum; evaluations play whole games)"""
+    final_round_near: float = 0.0
+    """share of those final-round starts in which the learner trails by at most 3,000 points,
+    as real games leave it (uniform scores mostly trail by more than a turn can make up)"""
     shaping: Literal["none", "solver"] = "none"
     """'solver': add the potential-based shaping reward phi(s') - phi(s) with phi = 2 P - 1,
     P the solver's optimal win probability from the learner's turn start (policy-invariant,
@@ -117,7 +120,9 @@ def main(args: Args) -> Path:
         if args.final_round_starts:
             from greed_env.train.curriculum import FinalRoundStarts
 
-            venv = FinalRoundStarts(venv, args.final_round_starts, seed=args.seed + 7919)
+            venv = FinalRoundStarts(
+                venv, args.final_round_starts, seed=args.seed + 7919, near=args.final_round_near
+            )
         if args.shaping == "solver":
             from greed_env.train.shaping import SolverPotentialShaping
 
@@ -135,6 +140,7 @@ def main(args: Args) -> Path:
             "opponent": args.opponent,
             "shaping": args.shaping,
             "final_round_starts": args.final_round_starts,
+            "final_round_near": args.final_round_near,
         },
         wrap_venv=wrap,
     )

@@ -24,9 +24,13 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from greed_env.train.featurize import (
     I_IN_HAND,
+    I_MY_TURN,
+    I_PRESENT,
     I_SCORE,
     I_SHOWING,
     I_TURN_TOTAL,
+    MARGIN_CLIP,
+    MAX_SEATS,
     FeatureConfig,
 )
 
@@ -51,6 +55,8 @@ class GreedFeatures(BaseFeaturesExtractor):
         self.register_buffer("dice_lv", torch.as_tensor(cfg.dice_levels()), persistent=False)
         self.register_buffer("point_lv", torch.as_tensor(cfg.point_levels()), persistent=False)
         self.register_buffer("score_lv", torch.as_tensor(cfg.score_levels()), persistent=False)
+        self.margin = bool(cfg.margin_step)
+        self.register_buffer("margin_lv", torch.as_tensor(cfg.margin_levels()), persistent=False)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         x = observations.float()
@@ -62,10 +68,31 @@ class GreedFeatures(BaseFeaturesExtractor):
         total_lv = total >= self.point_lv.view(1, -1)
         scores = x[:, I_SCORE : I_SCORE + 2] * self.target
         score_lv = (scores.unsqueeze(2) >= self.score_lv.view(1, 1, -1)).reshape(b, -1)
-        return torch.cat(
-            [x, showing.float(), in_hand.float(), total / 1000.0, total_lv.float(), score_lv.float()],
-            dim=1,
-        )
+        parts = [
+            x,
+            showing.float(),
+            in_hand.float(),
+            total / 1000.0,
+            total_lv.float(),
+            score_lv.float(),
+        ]
+        if self.margin:
+            margin = self._margin(x)
+            parts += [
+                torch.clamp(margin / 1000.0, -MARGIN_CLIP, MARGIN_CLIP),
+                (margin >= self.margin_lv.view(1, -1)).float(),
+            ]
+        return torch.cat(parts, dim=1)
+
+    def _margin(self, x: torch.Tensor) -> torch.Tensor:
+        """:func:`greed_env.train.featurize.margin_points` in torch."""
+        scores = x[:, I_SCORE : I_SCORE + MAX_SEATS] * self.target
+        present = x[:, I_PRESENT + 1 : I_PRESENT + MAX_SEATS] > 0.5
+        floor = torch.full_like(scores[:, 1:], -1e9)
+        others = torch.where(present, scores[:, 1:], floor).max(dim=1, keepdim=True).values
+        others = torch.where(others > -1e8, others, torch.zeros_like(others))
+        turn = x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1] * self.target
+        return scores[:, :1] + turn - others
 
 
 class StructuredActionHead(torch.nn.Module):

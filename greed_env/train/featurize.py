@@ -9,7 +9,14 @@ slowly. :func:`featurize` appends exact, parameter-free readings of the same ent
 * the turn total in thousands of points, and its thermometer every ``points_step`` points up
   to ``points_max``;
 * thermometers of my banked score and the next seat's every ``score_step`` points up to the
-  target.
+  target;
+* with ``margin_step`` set (``--features margin``, version 2): the margin after banking, my banked
+  score plus the turn total less the best banked score of the other seats, in thousands of
+  points and as a thermometer every ``margin_step`` points from ``margin_low`` to
+  ``margin_high``. It is the number a duel's bank-or-roll decision turns on (roll on in the final
+  round while it is not positive), which the separate score readings leave to the network to
+  subtract at a 50-point resolution. The readings are appended last, so a version-1 network is
+  a version-2 one whose weights on them are zero (``--init-from`` pads them so).
 
 The torch module :class:`greed_env.train.features.GreedFeatures` computes the same thing inside
 the policy network, so saved models, exported ONNX graphs and :class:`NumpyPolicy` all see the
@@ -36,12 +43,17 @@ from greed_env.rules import IllegalKeep, Rules, read_keep
 
 __all__ = ["FEATURES_VERSION", "FeatureConfig", "action_features", "featurize"]
 
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2
 
 I_SHOWING = OBS_INDEX["showing_1"]
 I_IN_HAND = OBS_INDEX["dice_in_hand"]
 I_TURN_TOTAL = OBS_INDEX["turn_total"]
 I_SCORE = OBS_INDEX["score_0"]
+I_PRESENT = OBS_INDEX["seat_present_0"]
+I_MY_TURN = OBS_INDEX["my_turn"]
+MAX_SEATS = I_SCORE - I_PRESENT
+MARGIN_CLIP = 10.0
+"""The linear margin reading is clipped to +-10,000 points."""
 
 
 @dataclass(frozen=True)
@@ -53,20 +65,43 @@ class FeatureConfig:
     points_step: int = 50
     points_max: int = 3000
     score_step: int = 250
+    margin_step: int = 0
+    margin_low: int = 0
+    margin_high: int = 0
     version: int = FEATURES_VERSION
 
     @classmethod
-    def for_rules(cls, rules: Rules) -> FeatureConfig:
-        return cls(num_dice=rules.num_dice, target=rules.target)
+    def for_rules(cls, rules: Rules, margin: bool = False) -> FeatureConfig:
+        """The readings for ``rules``; ``margin`` adds the margin after banking.
+
+        The margin thermometer spans -30% .. +10% of the target in 50-point steps
+        (-3,000 .. +1,000 in ``ten_thousand``): final-round deficits and the lead worth
+        stopping at lie there.
+        """
+        if not margin:
+            return cls(num_dice=rules.num_dice, target=rules.target)
+        step = 50
+        low = -step * max(1, (3 * rules.target) // (10 * step))
+        high = step * max(1, rules.target // (10 * step))
+        return cls(rules.num_dice, rules.target, margin_step=step, margin_low=low, margin_high=high)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FeatureConfig:
-        if int(data.get("version", 0)) != FEATURES_VERSION:
-            raise ValueError(f"feature version {data.get('version')!r} is not {FEATURES_VERSION}")
-        return cls(**data)
+        """Read a saved config; version 1 (before the margin readings) loads without them."""
+        version = data.get("version", 0)
+        if version not in (1, FEATURES_VERSION):
+            raise ValueError(f"feature version {version!r} is not 1 or {FEATURES_VERSION}")
+        fields = dict(data)
+        if version == 1 and any(k.startswith("margin") for k in fields):
+            raise ValueError("feature version 1 has no margin readings")
+        fields["version"] = FEATURES_VERSION
+        cfg = cls(**fields)
+        if cfg.margin_step < 0 or (cfg.margin_step and cfg.margin_low >= cfg.margin_high):
+            raise ValueError(f"bad margin readings {cfg.margin_low}..{cfg.margin_high} by {cfg.margin_step}")
+        return cfg
 
     def dice_levels(self) -> np.ndarray:
         return np.arange(1, self.num_dice + 1, dtype=np.float32) - 0.5
@@ -79,9 +114,21 @@ class FeatureConfig:
         steps = np.arange(self.score_step, self.target + 1, self.score_step, dtype=np.float32)
         return steps - self.score_step / 2
 
+    def margin_levels(self) -> np.ndarray:
+        if not self.margin_step:
+            return np.zeros(0, dtype=np.float32)
+        steps = np.arange(self.margin_low, self.margin_high + 1, self.margin_step, dtype=np.float32)
+        return steps - self.margin_step / 2
+
+    @property
+    def margin_dim(self) -> int:
+        """Readings of the margin (the linear one and the thermometer), 0 without them."""
+        return 1 + len(self.margin_levels()) if self.margin_step else 0
+
     @property
     def extra_dim(self) -> int:
-        return 7 * self.num_dice + 1 + len(self.point_levels()) + 2 * len(self.score_levels())
+        base = 7 * self.num_dice + 1 + len(self.point_levels()) + 2 * len(self.score_levels())
+        return base + self.margin_dim
 
     def out_dim(self, obs_dim: int) -> int:
         return obs_dim + self.extra_dim
@@ -101,7 +148,22 @@ def featurize(obs: np.ndarray, cfg: FeatureConfig) -> np.ndarray:
     scores = x[:, I_SCORE : I_SCORE + 2] * target
     score_lv = (scores[:, :, None] >= cfg.score_levels()[None, None, :]).reshape(len(x), -1)
     parts = [x, showing, in_hand, total / np.float32(1000.0), total_lv, score_lv]
+    if cfg.margin_step:
+        margin = margin_points(x, target)
+        lin = np.clip(margin / np.float32(1000.0), -MARGIN_CLIP, MARGIN_CLIP)
+        parts += [lin, margin >= cfg.margin_levels()[None, :]]
     return np.concatenate([p.astype(np.float32) for p in parts], axis=1)
+
+
+def margin_points(x: np.ndarray, target: np.float32) -> np.ndarray:
+    """``(B, 1)`` margin after banking in points: my score, plus the turn total when it is my
+    turn, less the best banked score of the other seats present (0 in a one-seat game)."""
+    scores = x[:, I_SCORE : I_SCORE + MAX_SEATS] * target
+    present = x[:, I_PRESENT + 1 : I_PRESENT + MAX_SEATS] > 0.5
+    others = np.where(present, scores[:, 1:], -np.inf).max(axis=1, keepdims=True)
+    others = np.where(np.isfinite(others), others, 0.0)
+    mine = scores[:, :1] + x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1] * target
+    return (mine - others).astype(np.float32)
 
 
 def action_features(rules: Rules) -> np.ndarray:
