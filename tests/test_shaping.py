@@ -105,3 +105,32 @@ def test_near_final_round_starts_trail_by_at_most_a_turn() -> None:
     venv = make_sb3_vec_env("greed_env/Duel-v0", 8, seed=2, rules=RULES, opponent="optimal")
     with pytest.raises(ValueError, match="near must be in"):
         FinalRoundStarts(venv, fraction=0.5, seed=1, near=1.5)
+    with pytest.raises(ValueError, match="warmup must be"):
+        FinalRoundStarts(venv, fraction=0.5, seed=1, warmup=-1)
+
+
+def test_warm_final_round_starts_reach_bank_or_roll_decisions_around_the_lead() -> None:
+    from greed_env.rules import Phase, apply, can_bank, legal_moves
+    from greed_env.train.curriculum import FinalRoundStarts, final_round_start
+
+    rules = preset("ten_thousand")
+    rng = np.random.default_rng(8)
+    leads, dice = [], set()
+    for i in range(600):
+        s = final_round_start(rules, i % 2, rng, near=True, warmup=3)
+        me, opp = s.player, 1 - s.player
+        assert s.endgame and s.final_left == (me,) and me == i % 2
+        assert rules.entry_threshold <= s.scores[me] < rules.target <= s.scores[opp]
+        if s.phase == Phase.CONTINUE:
+            assert s.turn_total > 0 and can_bank(rules, s)
+            leads.append(s.scores[me] + s.turn_total - s.scores[opp])
+            dice.add(s.dice)
+            if leads[-1] > 0:  # banking now wins: the reference rules agree
+                assert apply(rules, s, legal_moves(rules, s)[0]).winners == (me,)
+    assert len(leads) > 300 and dice >= {1, 2, 3, 4, 5}
+    assert 0.1 < np.mean(np.array(leads) > 0) < 0.5 and min(leads) >= -1000
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 64, seed=2, rules=rules, opponent="optimal")
+    starts = FinalRoundStarts(venv, fraction=1.0, seed=5, near=1.0, warmup=3)
+    starts.reset()
+    phases = starts.batch.S[:, K.C_PHASE]
+    assert (phases == Phase.CONTINUE).mean() > 0.3

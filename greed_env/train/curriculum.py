@@ -17,8 +17,12 @@ the game can reach: the opponent's score is drawn between the target and
 threshold), both in solver units. A share ``near`` of the starts draws the learner's score
 instead at most ``max_over`` points behind the opponent's, as real games leave it: from uniform
 scores the learner mostly trails by more than it can make up, and the decisions that end the
-game (bank as soon as the lead is taken) come up in few episodes. Nothing about the solver is
-used. The start-state
+game (bank as soon as the lead is taken) come up in few episodes. With ``warmup`` the start
+moves on into that turn: up to ``warmup`` rolls, each followed by a uniformly random legal keep
+(drawn from the same generator), so that episodes also begin at bank-or-roll decisions with
+points on the table and any number of dice; a roll that busts leaves the start where it was.
+With ``near`` as well, both banked scores are then re-drawn so that banking would leave the
+learner up to ``max_over / 3`` behind or ahead: the lead taken or just missed. Nothing about the solver is used. The start-state
 distribution is all that changes; the per-position returns, and so the optimal policy, are
 those of the real game, and evaluations play real games. Episode statistics (``VecMonitor``
 inside this wrapper) include the exploring-start episodes.
@@ -32,19 +36,36 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
-from greed_env.rules import BANK, Phase, Rules, State, apply, new_game
+from greed_env.rules import (
+    BANK,
+    ROLL,
+    Phase,
+    Rules,
+    State,
+    apply,
+    apply_roll,
+    legal_moves,
+    new_game,
+    sample_roll,
+)
 from greed_env.vector import kernels as K
 
 __all__ = ["FinalRoundStarts", "final_round_start"]
 
 
 def final_round_start(
-    rules: Rules, learner: int, rng: np.random.Generator, max_over: int = 3000, near: bool = False
+    rules: Rules,
+    learner: int,
+    rng: np.random.Generator,
+    max_over: int = 3000,
+    near: bool = False,
+    warmup: int = 0,
 ) -> State:
     """A two-player position at the start of ``learner``'s final-round turn (see the module).
 
     ``near``: the learner trails the opponent's new score by ``unit .. max_over`` points
     (multiples of the scoring unit) instead of holding a uniform score below the target.
+    ``warmup``: then play ``0 .. warmup`` (uniformly) random roll-and-keep steps of that turn.
     """
     if not rules.final_round or rules.exact_target:
         raise ValueError(f"rules {rules.name!r} have no final round to start from")
@@ -80,7 +101,55 @@ def final_round_start(
     out = apply(rules, s, BANK)
     if not (out.endgame and out.player == learner):
         raise AssertionError(f"not a final-round start: {out}")
-    return out
+    if not warmup:
+        return out
+    warm = _warm_up(rules, out, rng, int(rng.integers(0, warmup + 1)))
+    if not near or warm.phase != Phase.CONTINUE:
+        return warm
+    # close to the lead: both scores re-drawn so that banking now would leave me up to
+    # max_over / 3 behind or ahead of the opponent (ahead by less than the turn total, as my
+    # banked score is under the target and the opponent's at or past it)
+    if warm.turn_total < unit:
+        return warm
+    reach = (max_over // 3) // unit
+    lead = int(rng.integers(-reach, min(reach, warm.turn_total // unit - 1) + 1)) * unit
+    top = min(target + max_over, target + warm.turn_total - lead - unit)
+    theirs = target + int(rng.integers(0, (top - target) // unit + 1)) * unit
+    mine = theirs - warm.turn_total + lead
+    if mine < max(entry, unit):
+        return warm
+    scores = list(warm.scores)
+    scores[learner], scores[opp] = mine, theirs
+    entered = list(warm.entered)
+    entered[learner] = True
+    return warm._replace(scores=tuple(scores), entered=tuple(entered))
+
+
+def _warm_up(rules: Rules, state: State, rng: np.random.Generator, steps: int) -> State:
+    """``state`` moved on by ``steps`` rolls of its player, each followed by a random legal keep;
+    stops at the last position before a roll that would end the turn."""
+    player = state.player
+    for _ in range(steps):
+        s = state
+        if s.phase == Phase.CONTINUE:
+            if ROLL not in legal_moves(rules, s):
+                break
+            s = apply(rules, s, ROLL)
+        while s.phase in (Phase.START, Phase.ORDER_CHOICE):  # not in final rounds of these rules
+            s = apply(rules, s, legal_moves(rules, s)[0])
+        if s.phase != Phase.ROLL:
+            break
+        s = apply_roll(rules, s, sample_roll(rules, s, rng))
+        if s.phase != Phase.KEEP or s.player != player:
+            break
+        keeps = [m for m in legal_moves(rules, s) if m.kind == "keep"]
+        if not keeps:
+            break
+        s = apply(rules, s, keeps[int(rng.integers(len(keeps)))])
+        if s.phase == Phase.OVER or s.player != player:
+            break
+        state = s
+    return state
 
 
 class FinalRoundStarts(VecEnvWrapper):
@@ -91,9 +160,10 @@ class FinalRoundStarts(VecEnvWrapper):
         fraction: probability that a starting episode is replaced.
         seed: seed of the wrapper's own generator (which episodes, which scores).
         near: share of those starts with the learner close behind (``final_round_start``).
+        warmup: random roll-and-keep steps played into the learner's turn, at most.
     """
 
-    def __init__(self, venv: VecEnv, fraction: float, seed: int, near: float = 0.0) -> None:
+    def __init__(self, venv: VecEnv, fraction: float, seed: int, near: float = 0.0, warmup: int = 0) -> None:
         super().__init__(venv)
         for name, value in (("fraction", fraction), ("near", near)):
             if not 0.0 <= value <= 1.0:
@@ -110,6 +180,9 @@ class FinalRoundStarts(VecEnvWrapper):
         final_round_start(self.rules, 0, np.random.default_rng(0))  # refuses rules without one
         self.fraction = float(fraction)
         self.near = float(near)
+        if warmup < 0:
+            raise ValueError(f"warmup must be >= 0, got {warmup}")
+        self.warmup = int(warmup)
         self.rng = np.random.default_rng(seed)
 
     def _restart(self, rows: np.ndarray, obs: np.ndarray) -> np.ndarray:
@@ -119,7 +192,9 @@ class FinalRoundStarts(VecEnvWrapper):
             near = self.rng.random(pick.size) < self.near
             self.batch.restart_from(
                 {
-                    int(i): final_round_start(self.rules, int(seats[i]), self.rng, near=bool(n))
+                    int(i): final_round_start(
+                        self.rules, int(seats[i]), self.rng, near=bool(n), warmup=self.warmup
+                    )
                     for i, n in zip(pick, near, strict=True)
                 }
             )

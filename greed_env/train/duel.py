@@ -73,6 +73,9 @@ class Args(PPOArgs):
     final_round_near: float = 0.0
     """share of those final-round starts in which the learner trails by at most 3,000 points,
     as real games leave it (uniform scores mostly trail by more than a turn can make up)"""
+    final_round_warmup: int = 0
+    """final-round starts move on into the learner's turn by up to this many rolls, each with a
+    random legal keep (episodes then also begin at bank-or-roll decisions mid-turn)"""
     shaping: Literal["none", "solver"] = "none"
     """'solver': add the potential-based shaping reward phi(s') - phi(s) with phi = 2 P - 1,
     P the solver's optimal win probability from the learner's turn start (policy-invariant,
@@ -121,7 +124,11 @@ def main(args: Args) -> Path:
             from greed_env.train.curriculum import FinalRoundStarts
 
             venv = FinalRoundStarts(
-                venv, args.final_round_starts, seed=args.seed + 7919, near=args.final_round_near
+                venv,
+                args.final_round_starts,
+                seed=args.seed + 7919,
+                near=args.final_round_near,
+                warmup=args.final_round_warmup,
             )
         if args.shaping == "solver":
             from greed_env.train.shaping import SolverPotentialShaping
@@ -141,6 +148,7 @@ def main(args: Args) -> Path:
             "shaping": args.shaping,
             "final_round_starts": args.final_round_starts,
             "final_round_near": args.final_round_near,
+            "final_round_warmup": args.final_round_warmup,
         },
         wrap_venv=wrap,
     )
