@@ -16,6 +16,10 @@ engine, except that in the chosen decisions the optimal bot's own move is played
 The gain of a variant over the first one listed (``none`` by default) is what the policy gives
 away in those decisions (given its play elsewhere). All variants share ``--seed``, so they play the same dice streams.
 
+``--lead-table`` prints instead how often the policy and the optimal bot bank in the policy's
+final-round bank-or-roll decisions, by the lead banking would leave (my score plus the turn
+total less the opponent's): with the lead in hand banking wins outright.
+
     python benchmarks/duel_gap.py runs/bench_ppo/ten_thousand__turn__ppo__1/model.zip --games 60000
 """
 
@@ -82,6 +86,53 @@ def win_rate(bot: object, rules: object, variant: str, games: int, seed: int) ->
     return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(values.size))
 
 
+LEAD_BUCKETS = (
+    ("below -1,000", -(10**9), -1000),
+    ("-1,000 .. -50", -1000, 0),
+    ("0 (a tie)", 0, 1),
+    ("50 .. 450", 1, 500),
+    ("500 and more", 500, 10**9),
+)
+
+
+def lead_table(bot: object, rules: object, games: int, seed: int) -> str:
+    """Bank rates of the policy and the optimal bot in the policy's final-round bank-or-roll
+    decisions, by lead bucket, over about ``games`` games from seat 0 (optimal moves not
+    played)."""
+    opponent = resolve_bot("optimal", rules, "duel")
+    rows = 2048
+    batch = EpisodeBatch(rules, rows, mode="duel", num_players=2, seat=0, opponent=opponent)
+    batch.reset(seed=seed)
+    bank = 0  # the catalog's first action
+    leads, policy_banks, optimal_banks = [], [], []
+    finished = 0
+    while finished < games:
+        actions = bot.act_ids(batch.obs, batch.mask)  # type: ignore[attr-defined]
+        S = batch.S
+        pick = np.flatnonzero((S[:, K.C_PHASE] == Phase.CONTINUE) & (S[:, K.C_ENDGAME] != 0))
+        if pick.size:
+            me = S[pick, K.C_PLAYER]
+            leads.append(S[pick, K.B_SCORE + me] + S[pick, K.C_TOTAL] - S[pick, K.B_SCORE + 1 - me])
+            policy_banks.append(actions[pick] == bank)
+            optimal_banks.append(batch.optimal_actions()[pick] == bank)
+        batch.step(actions)
+        finished += int(batch.done.sum())
+    lead, mine, best = (np.concatenate(x) for x in (leads, policy_banks, optimal_banks))
+    lines = [
+        f"final-round bank-or-roll decisions of {games:,} games (seat 0), by lead after banking",
+        "| lead | decisions | policy banks | optimal banks | disagree |",
+        "|---|---|---|---|---|",
+    ]
+    for label, lo, hi in LEAD_BUCKETS:
+        m = (lead >= lo) & (lead < hi)
+        if m.any():
+            lines.append(
+                f"| {label} | {int(m.sum()):,} | {mine[m].mean():.1%} | {best[m].mean():.1%} | "
+                f"{(mine[m] != best[m]).mean():.1%} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("bot", help="a model file or registry id with a deterministic policy")
@@ -89,9 +140,13 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=60_000)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    ap.add_argument("--lead-table", action="store_true", help="final-round bank rates by lead instead")
     ns = ap.parse_args()
     rules = preset(ns.rules)
     bot = resolve_bot(ns.bot, rules, "duel")
+    if ns.lead_table:
+        print(lead_table(bot, rules, ns.games, ns.seed))
+        return
     base = None
     print(f"{ns.bot} against optimal-duel, {ns.games:,} games per variant (seats balanced)")
     print("| optimal bot plays | win rate (95% CI) | gain |")

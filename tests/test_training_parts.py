@@ -171,6 +171,46 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
         _init_weights(bigger, tmp_path / "old.zip", rules)
 
 
+def test_init_temperature_softens_only_the_moves_other_than_keeps() -> None:
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from greed_env.train.common import _policy_class, _policy_kwargs, _soften
+    from greed_env.train.policy import NumpyPolicy
+
+    rules = preset("ten_thousand")
+    env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
+    for head in ("structured", "plain"):
+        args = duel.Args(net_width=16, policy_head=head)
+        model = MaskablePPO(_policy_class(args), env, policy_kwargs=_policy_kwargs(args, rules), device="cpu", seed=0)
+        with torch.no_grad():
+            for p in model.policy.parameters():
+                p.add_(torch.randn_like(p) * 0.5)
+        before = NumpyPolicy.from_sb3(model)
+        _soften(model, 4.0, rules)
+        after = NumpyPolicy.from_sb3(model)
+        obs, info = env.reset(seed=3)
+        continues = 0
+        for _ in range(300):
+            mask = info["action_mask"].astype(bool)
+            la, lb = before.logits(obs[None])[0], after.logits(obs[None])[0]
+            if mask[0] or mask[1]:  # bank / roll on: divided by 4
+                continues += 1
+                assert np.allclose(lb[:2], la[:2] / 4, atol=1e-5)
+            else:
+                assert np.allclose(lb[mask], la[mask], atol=1e-5)
+            move = before.act(obs[None], mask[None])
+            assert np.array_equal(move, after.act(obs[None], mask[None]))
+            obs, _, terminated, truncated, info = env.step(int(move[0]))
+            if terminated or truncated:
+                obs, info = env.reset()
+        assert continues > 20
+    with pytest.raises(ValueError, match="must be >= 1"):
+        _soften(model, 0.5, rules)
+
+
 @pytest.mark.parametrize("margin", [False, True])
 def test_numpy_policy_matches_maskable_ppo_predict(margin: bool) -> None:
     pytest.importorskip("sb3_contrib")

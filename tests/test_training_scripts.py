@@ -134,14 +134,17 @@ def test_duel_run_with_margin_readings_starts_from_a_model_without_them(tmp_path
         **native,
         features="margin",
         init_from=str(first / "model.zip"),
+        init_temperature=2.0,
         final_round_starts=0.5,
         final_round_near=0.5,
+        final_round_warmup=2,
         runs_dir=str(tmp_path / "b"),
         eval_episodes=16,
         final_eval_episodes=32,
     )
     card = _card(duel.main(args))
     assert card["final_round_starts"] == 0.5 and card["final_round_near"] == 0.5
+    assert card["final_round_warmup"] == 2 and card["args"]["init_temperature"] == 2.0
     assert card["args"]["features"] == "margin" and card["evaluation"]["episodes"] == 32
 
 

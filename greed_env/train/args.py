@@ -231,6 +231,11 @@ class PPOArgs:
     init_from: str | None = None
     """start a fresh run from the weights of this model zip (same rules and network shape; a
     model without the margin readings can start a --features margin run, their weights at 0)"""
+    init_temperature: float = 1.0
+    """divide the --init-from policy's logits of the moves other than keeps (bank, roll on, ...)
+    by this (>= 1): its greedy moves stay the same, but bank-or-roll choices it had all but
+    ruled out are sampled again, so PPO can find where they pay (a turn policy never banks
+    with six dice; in a duel's final round with the lead in hand that wins outright)"""
     eval_every: int = 25_000
     """environment steps between evaluations against the solver"""
     eval_episodes: int = 2000

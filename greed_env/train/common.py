@@ -49,7 +49,7 @@ from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputF
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 from tqdm.auto import tqdm
 
-from greed_env.envs.catalog import ACTION_CATALOG_VERSION
+from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
 from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
 from greed_env.rules import Rules
@@ -573,6 +573,27 @@ def _init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
     model.policy.load_state_dict(padded, strict=True)
 
 
+def _soften(model: MaskablePPO, temperature: float, rules: Rules) -> None:
+    """Divide the policy's logits of every move but keeps by ``temperature``.
+
+    Those moves (bank, roll on, ...) are only ever legal among themselves, never beside a
+    keep, so each such decision is softened and no keep decision changes. Their rows of the
+    structured head's action features are zero, so scaling the free rows is enough.
+    """
+    if temperature < 1.0:
+        raise ValueError(f"--init-temperature must be >= 1, got {temperature}")
+    if temperature == 1.0:
+        return
+    rows = torch.as_tensor([e.index for e in ActionCatalog(rules).entries if e.kind != "keep"])
+    head = model.policy.action_net
+    layer = head.free if hasattr(head, "free") else head
+    if hasattr(head, "phi") and bool(head.phi[rows].abs().sum() > 0):
+        raise ValueError("non-keep moves with action features cannot be softened")
+    with torch.no_grad():
+        layer.weight[rows] /= temperature
+        layer.bias[rows] /= temperature
+
+
 def _pad_new_inputs(model: MaskablePPO, old: dict[str, torch.Tensor]) -> dict[str, torch.Tensor] | None:
     """``old`` widened to ``model``'s policy when it lacks only the margin readings, else None.
 
@@ -689,6 +710,7 @@ def run_training(
         )
         if args.init_from:
             _init_weights(model, Path(args.init_from), rules)
+            _soften(model, args.init_temperature, rules)
     model.set_logger(make_logger(run_dir))
     callback = TrainingCallback(args, run_dir, evaluate_policy, state, session_start, extra_state, on_iteration)
     remaining = args.total_timesteps - model.num_timesteps

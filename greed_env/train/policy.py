@@ -114,8 +114,9 @@ class NumpyPolicy:
     ) -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-        self.layers = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in layers]
-        self.head = (np.asarray(head[0], np.float32), np.asarray(head[1], np.float32))
+        # copies: arrays from a live torch model share its memory and would follow its training
+        self.layers = [(np.array(w, np.float32), np.array(b, np.float32)) for w, b in layers]
+        self.head = (np.array(head[0], np.float32), np.array(head[1], np.float32))
         self.activation = activation
         self.meta: dict[str, Any] = dict(meta or {})
         self.features = features
