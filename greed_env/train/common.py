@@ -660,6 +660,8 @@ def run_training(
     Returns:
         The run directory.
     """
+    if args.init_temperature < 1.0 or (args.init_temperature != 1.0 and not args.init_from):
+        raise SystemExit(f"--init-temperature {args.init_temperature}: needs a value >= 1 and --init-from")
     session_start = time.perf_counter()
     run_dir, resumed = prepare_run(args, objective)
     state = resumed or RunState()
@@ -712,7 +714,9 @@ def run_training(
             _init_weights(model, Path(args.init_from), rules)
             _soften(model, args.init_temperature, rules)
     model.set_logger(make_logger(run_dir))
-    callback = TrainingCallback(args, run_dir, evaluate_policy, state, session_start, extra_state, on_iteration)
+    callback = TrainingCallback(
+        args, run_dir, evaluate_policy, state, session_start, extra_state, on_iteration
+    )
     remaining = args.total_timesteps - model.num_timesteps
     try:
         if remaining > 0:
