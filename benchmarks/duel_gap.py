@@ -29,6 +29,7 @@ import argparse
 
 import numpy as np
 
+from greed_env.envs.catalog import ActionCatalog
 from greed_env.evaluation import resolve_bot
 from greed_env.rules import Phase, preset
 from greed_env.vector import kernels as K
@@ -60,15 +61,24 @@ def substitute(variant: str, batch: EpisodeBatch) -> np.ndarray:
     }[variant]
 
 
+ROWS = 2048
+
+
+def duel_batch(rules: object, seat: int, seed: int) -> EpisodeBatch:
+    """``ROWS`` duels of the learner in ``seat`` against ``optimal-duel``, reset with ``seed``."""
+    opponent = resolve_bot("optimal", rules, "duel")
+    batch = EpisodeBatch(rules, ROWS, mode="duel", num_players=2, seat=seat, opponent=opponent)
+    batch.reset(seed=seed)
+    return batch
+
+
 def win_rate(bot: object, rules: object, variant: str, games: int, seed: int) -> tuple[float, float]:
     """Mean outcome and its 95% half-width over ``games`` seat-balanced games."""
-    opponent = resolve_bot("optimal", rules, "duel")
-    rows = 2048
+    rows = ROWS
     per_row = -(-games // (2 * rows))
     out = []
     for seat in (0, 1):
-        batch = EpisodeBatch(rules, rows, mode="duel", num_players=2, seat=seat, opponent=opponent)
-        batch.reset(seed=seed + seat)
+        batch = duel_batch(rules, seat, seed + seat)
         results = np.full((rows, per_row), np.nan)
         done = np.zeros(rows, dtype=np.int64)
         while done.min() < per_row:
@@ -99,17 +109,14 @@ def lead_table(bot: object, rules: object, games: int, seed: int) -> str:
     """Bank rates of the policy and the optimal bot in the policy's final-round bank-or-roll
     decisions, by lead bucket, over about ``games`` games from seat 0 (optimal moves not
     played)."""
-    opponent = resolve_bot("optimal", rules, "duel")
-    rows = 2048
-    batch = EpisodeBatch(rules, rows, mode="duel", num_players=2, seat=0, opponent=opponent)
-    batch.reset(seed=seed)
-    bank = 0  # the catalog's first action
+    batch = duel_batch(rules, 0, seed)
+    bank = ActionCatalog(rules).labels.index("bank")
     leads, policy_banks, optimal_banks = [], [], []
     finished = 0
     while finished < games:
         actions = bot.act_ids(batch.obs, batch.mask)  # type: ignore[attr-defined]
         S = batch.S
-        pick = np.flatnonzero((S[:, K.C_PHASE] == Phase.CONTINUE) & (S[:, K.C_ENDGAME] != 0))
+        pick = np.flatnonzero(substitute("final-round-bank-roll", batch))
         if pick.size:
             me = S[pick, K.C_PLAYER]
             leads.append(S[pick, K.B_SCORE + me] + S[pick, K.C_TOTAL] - S[pick, K.B_SCORE + 1 - me])

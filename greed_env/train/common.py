@@ -564,8 +564,6 @@ def _init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
     try:
         _, params, _ = load_from_zip_file(str(path), device="cpu")
         padded = _pad_new_inputs(model, (params or {}).get("policy", {}))
-    except ModelFileError:
-        raise
     except Exception as exc:
         raise ModelFileError(f"--init-from {path}: cannot read its weights: {exc}") from None
     if padded is None:
