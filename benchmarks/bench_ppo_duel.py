@@ -17,7 +17,8 @@ used by then (both stages). A last row gives mean, standard deviation and the wo
 finished run is not trained again, so rerunning the command only re-collects the table.
 
 With ``--after TAG`` the duel stage starts instead from the finished duel run of ``TAG`` (same
-seed, same ``--runs-dir``), a third stage; its row counts the CPU of all three.
+seed, same ``--runs-dir``), a further stage; its row counts the CPU of every stage before it
+(followed through the cards' ``init_from``).
 
 Usage::
 
@@ -100,18 +101,28 @@ def run_seed(ns: argparse.Namespace, seed: int, extra: list[str]) -> tuple[int, 
     return rc, time.perf_counter() - t0
 
 
-def collect(turn_run: Path, duel_run: Path, goal: float, earlier: Path | None = None) -> dict[str, Any]:
-    """One seed's row from the stages' cards and the last duel stage's evaluation log.
+def earlier_cpu_min(run: Path) -> float:
+    """CPU minutes of every run that ``run`` started from, following the cards' ``init_from``
+    back to a run trained from scratch (the turn stage)."""
+    total, seen = 0.0, {run.resolve()}
+    init = json.loads((run / "model.json").read_text())["args"].get("init_from")
+    while init:
+        prev = Path(init).parent
+        if prev.resolve() in seen or not (prev / "model.json").is_file():
+            raise SystemExit(f"{run}: cannot follow --init-from {init} to a finished run")
+        seen.add(prev.resolve())
+        card = json.loads((prev / "model.json").read_text())
+        total += card["cpu_time_s"] / 60
+        init = card["args"].get("init_from")
+    return total
 
-    ``earlier``: the duel run the last one started from (``--after``); its CPU time is counted
-    with the turn stage's.
-    """
-    turn = json.loads((turn_run / "model.json").read_text())
+
+def collect(duel_run: Path, goal: float) -> dict[str, Any]:
+    """One seed's row from the cards of the duel run and the runs it started from (their CPU
+    time is counted, however many stages), and the duel run's evaluation log."""
     duel = json.loads((duel_run / "model.json").read_text())
     ev = duel["evaluation"]
-    turn_cpu = turn["cpu_time_s"] / 60
-    if earlier is not None:
-        turn_cpu += json.loads((earlier / "model.json").read_text())["cpu_time_s"] / 60
+    turn_cpu = earlier_cpu_min(duel_run)
     with (duel_run / "eval.csv").open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     reached = next((r for r in rows if float(r["value"]) >= goal), None)
@@ -170,15 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     rc = bench_ppo.run_seeds(ns.seeds, ns.jobs, lambda seed: run_seed(ns, seed, extra))
     if rc:
         return rc
-    rows = [
-        collect(
-            Path(ns.turn_runs_dir) / bench_ppo._run_name(ns.rules, s, "ppo"),
-            Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.tag),
-            ns.goal,
-            Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.after) if ns.after else None,
-        )
-        for s in ns.seeds
-    ]
+    rows = [collect(Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.tag), ns.goal) for s in ns.seeds]
     after = f" and the duel runs tagged {ns.after}" if ns.after else ""
     heading = (
         f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "

@@ -134,3 +134,37 @@ def test_warm_final_round_starts_reach_bank_or_roll_decisions_around_the_lead() 
     starts.reset()
     phases = starts.batch.S[:, K.C_PHASE]
     assert (phases == Phase.CONTINUE).mean() > 0.3
+
+
+def test_score_starts_draw_both_scores_and_the_seat_to_move() -> None:
+    from greed_env.rules import Phase, State
+    from greed_env.train.curriculum import FinalRoundStarts, score_start
+    from greed_env.vector.engine import row_fields
+
+    rules = preset("ten_thousand")
+    rng = np.random.default_rng(4)
+    scores, movers, mid_turn = [], [], 0
+    for i in range(800):
+        s = score_start(rules, i % 2, rng, warmup=2)
+        assert not s.endgame and s.phase in (Phase.ROLL, Phase.CONTINUE)
+        for v, entered in zip(s.scores, s.entered, strict=True):
+            assert 0 <= v < rules.target and v % 50 == 0 and entered == (v > 0)
+            assert v == 0 or v >= rules.entry_threshold
+        scores += list(s.scores)
+        movers.append(s.player == i % 2)
+        mid_turn += s.turn_total > 0
+        if s.player != i % 2:
+            assert s.turn_total == 0  # only the learner's turn is warmed up
+    assert 0.4 < np.mean(movers) < 0.6 and mid_turn > 100
+    assert 4000 < np.median(scores) < 6500 and max(scores) >= 9500 and 0 in scores
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 64, seed=2, rules=rules, opponent="optimal")
+    starts = FinalRoundStarts(venv, fraction=0.0, seed=5, scores=1.0)
+    obs = starts.reset()
+    batch = starts.batch
+    assert np.array_equal(obs, batch.obs)
+    begun = [State(**row_fields(batch.S, i, batch.tables)).scores for i in range(64)]
+    assert sum(max(s) > 0 for s in begun) > 56  # the rest ended before the learner decided
+    with pytest.raises(ValueError, match="share one draw"):
+        FinalRoundStarts(venv, fraction=0.5, seed=1, scores=0.6)
+    with pytest.raises(ValueError, match="scores_warmup must be"):
+        FinalRoundStarts(venv, fraction=0.0, seed=1, scores=0.5, scores_warmup=-1)

@@ -50,7 +50,7 @@ from greed_env.rules import (
 )
 from greed_env.vector import kernels as K
 
-__all__ = ["FinalRoundStarts", "final_round_start"]
+__all__ = ["FinalRoundStarts", "final_round_start", "score_start"]
 
 
 def final_round_start(
@@ -125,6 +125,34 @@ def final_round_start(
     return warm._replace(scores=tuple(scores), entered=tuple(entered))
 
 
+def score_start(rules: Rules, learner: int, rng: np.random.Generator, warmup: int = 0) -> State:
+    """A two-player position at the start of a turn with both banked scores drawn at random.
+
+    Each seat's score is uniform over the scores a game can hold below the target (0, or the
+    multiples of the scoring unit from the entry threshold on); the seat to move is drawn too.
+    When it is the learner's, ``warmup`` random roll-and-keep steps (``0 .. warmup``) move the
+    start on into its turn. A game from 0 : 0 takes some 80 learner decisions to end in a +-1
+    reward; these episodes are shorter the later they start, so the critic learns the value of
+    every score pair, and the endgame decisions, from returns far less noisy.
+    """
+    unit = math.gcd(rules.target, rules.entry_threshold, 50)
+    low = max(rules.entry_threshold, unit) // unit
+    top = rules.target // unit
+
+    def draw() -> int:
+        k = int(rng.integers(low - 1, top))  # low - 1 stands for 0 (not on the board)
+        return 0 if k < low else k * unit
+
+    scores = (draw(), draw())
+    mover = int(rng.integers(0, 2))
+    s = new_game(rules, 2, first_player=mover)
+    entered = tuple(bool(rules.entry_threshold == 0 or v > 0) for v in scores)
+    s = s._replace(scores=scores, entered=entered)
+    if warmup and mover == learner:
+        s = _warm_up(rules, s, rng, int(rng.integers(0, warmup + 1)))
+    return s
+
+
 def _warm_up(rules: Rules, state: State, rng: np.random.Generator, steps: int) -> State:
     """``state`` moved on by ``steps`` rolls of its player, each followed by a random legal keep;
     stops at the last position before a roll that would end the turn."""
@@ -153,21 +181,36 @@ def _warm_up(rules: Rules, state: State, rng: np.random.Generator, steps: int) -
 
 
 class FinalRoundStarts(VecEnvWrapper):
-    """Starts ``fraction`` of the episodes of a native Duel-v0 at the learner's final turn.
+    """Starts ``fraction`` of the episodes of a native Duel-v0 at the learner's final turn,
+    and ``scores`` of them at a turn start with random banked scores (:func:`score_start`).
 
     Args:
         venv: the native vector env (``--vector native``), possibly inside ``VecMonitor``.
-        fraction: probability that a starting episode is replaced.
+        fraction: probability that a starting episode is replaced by a final-round start.
         seed: seed of the wrapper's own generator (which episodes, which scores).
         near: share of those starts with the learner close behind (``final_round_start``).
         warmup: random roll-and-keep steps played into the learner's turn, at most.
+        scores: probability that a starting episode is replaced by a random-score start
+            (``fraction + scores <= 1``).
+        scores_warmup: the ``warmup`` of the random-score starts.
     """
 
-    def __init__(self, venv: VecEnv, fraction: float, seed: int, near: float = 0.0, warmup: int = 0) -> None:
+    def __init__(
+        self,
+        venv: VecEnv,
+        fraction: float,
+        seed: int,
+        near: float = 0.0,
+        warmup: int = 0,
+        scores: float = 0.0,
+        scores_warmup: int = 0,
+    ) -> None:
         super().__init__(venv)
-        for name, value in (("fraction", fraction), ("near", near)):
+        for name, value in (("fraction", fraction), ("near", near), ("scores", scores)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
+        if fraction + scores > 1.0:
+            raise ValueError(f"final-round and random-score starts share one draw: {fraction} + {scores} > 1")
         inner: Any = venv
         while not hasattr(getattr(inner, "env", None), "batch"):
             if not hasattr(inner, "venv"):
@@ -177,29 +220,35 @@ class FinalRoundStarts(VecEnvWrapper):
         if self.batch.mode != "duel" or int(self.batch._ep[K.EP_NPLAYERS]) != 2:
             raise ValueError("final-round starts need a two-seat Duel-v0")
         self.rules = self.batch.rules
-        final_round_start(self.rules, 0, np.random.default_rng(0))  # refuses rules without one
+        if fraction:
+            final_round_start(self.rules, 0, np.random.default_rng(0))  # refuses rules without one
         self.fraction = float(fraction)
         self.near = float(near)
-        if warmup < 0:
-            raise ValueError(f"warmup must be >= 0, got {warmup}")
+        self.scores = float(scores)
+        for name, steps in (("warmup", warmup), ("scores_warmup", scores_warmup)):
+            if steps < 0:
+                raise ValueError(f"{name} must be >= 0, got {steps}")
         self.warmup = int(warmup)
+        self.scores_warmup = int(scores_warmup)
         self.rng = np.random.default_rng(seed)
 
     def _restart(self, rows: np.ndarray, obs: np.ndarray) -> np.ndarray:
-        pick = rows[self.rng.random(rows.size) < self.fraction]
+        draw = self.rng.random(rows.size)
+        pick = rows[draw < self.fraction]
+        seats = self.batch.seat
+        starts: dict[int, State] = {}
         if pick.size:
-            seats = self.batch.seat
             near = self.rng.random(pick.size) < self.near
-            self.batch.restart_from(
-                {
-                    int(i): final_round_start(
-                        self.rules, int(seats[i]), self.rng, near=bool(n), warmup=self.warmup
-                    )
-                    for i, n in zip(pick, near, strict=True)
-                }
-            )
+            for i, n in zip(pick, near, strict=True):
+                starts[int(i)] = final_round_start(self.rules, int(seats[i]), self.rng, near=bool(n), warmup=self.warmup)
+        if self.scores:
+            for i in rows[(draw >= self.fraction) & (draw < self.fraction + self.scores)]:
+                starts[int(i)] = score_start(self.rules, int(seats[i]), self.rng, warmup=self.scores_warmup)
+        if starts:
+            self.batch.restart_from(starts)
+            picked = np.fromiter(starts, dtype=np.int64)
             obs = np.array(obs, copy=True)
-            obs[pick] = self.batch.obs[pick]
+            obs[picked] = self.batch.obs[picked]
         return obs
 
     def reset(self) -> Any:

@@ -76,6 +76,13 @@ class Args(PPOArgs):
     final_round_warmup: int = 0
     """final-round starts move on into the learner's turn by up to this many rolls, each with a
     random legal keep (episodes then also begin at bank-or-roll decisions mid-turn)"""
+    score_starts: float = 0.0
+    """share of training episodes that start at a turn start with both banked scores drawn
+    uniformly below the target, either seat to move (exploring starts: short, low-variance
+    episodes at every stage of the game; needs --vector native; greed_env.train.curriculum)"""
+    score_starts_warmup: int = 0
+    """random-score starts on the learner's turn move on into it by up to this many rolls,
+    each with a random legal keep"""
     shaping: Literal["none", "solver"] = "none"
     """'solver': add the potential-based shaping reward phi(s') - phi(s) with phi = 2 P - 1,
     P the solver's optimal win probability from the learner's turn start (policy-invariant,
@@ -116,11 +123,11 @@ def main(args: Args) -> Path:
 
     if args.shaping == "solver" and (args.vector != "native" or args.opponent.strip().lower() != "optimal"):
         raise SystemExit("--shaping solver needs --vector native and --opponent optimal")
-    if args.final_round_starts and args.vector != "native":
-        raise SystemExit("--final-round-starts needs --vector native")
+    if (args.final_round_starts or args.score_starts) and args.vector != "native":
+        raise SystemExit("--final-round-starts and --score-starts need --vector native")
 
     def wrap(venv: VecEnv) -> VecEnv:
-        if args.final_round_starts:
+        if args.final_round_starts or args.score_starts:
             from greed_env.train.curriculum import FinalRoundStarts
 
             venv = FinalRoundStarts(
@@ -129,6 +136,8 @@ def main(args: Args) -> Path:
                 seed=args.seed + 7919,
                 near=args.final_round_near,
                 warmup=args.final_round_warmup,
+                scores=args.score_starts,
+                scores_warmup=args.score_starts_warmup,
             )
         if args.shaping == "solver":
             from greed_env.train.shaping import SolverPotentialShaping
@@ -149,6 +158,8 @@ def main(args: Args) -> Path:
             "final_round_starts": args.final_round_starts,
             "final_round_near": args.final_round_near,
             "final_round_warmup": args.final_round_warmup,
+            "score_starts": args.score_starts,
+            "score_starts_warmup": args.score_starts_warmup,
         },
         wrap_venv=wrap,
     )
