@@ -78,6 +78,8 @@ OBJECTIVES = ("turn", "race", "duel")
 Z95 = 1.959963984540054
 TURN_BUCKETS = (0, 300, 600, 1000, 2000)
 """Lower edges of the turn-total buckets used to group regret by situation."""
+LEAD_BUCKETS = (-3000, -1000, 0, 50, 1050, 3050)
+"""Edges of the banked-lead buckets (before the final round) used to group regret by situation."""
 
 BotSource = str | os.PathLike | Bot
 
@@ -248,10 +250,13 @@ class _Chunk:
     phase: np.ndarray
     dice: np.ndarray
     turn_total: np.ndarray
+    lead: np.ndarray
+    final: np.ndarray
     first_value: np.ndarray
 
 
-_CHUNK_DTYPES = (float, float, float, np.int8, np.int8, np.int64, float)
+_CHUNK_DTYPES = (float, float, float, np.int8, np.int8, np.int64, np.int64, np.int8, float)
+_TABLE_KEYS = ("regret", "phase", "dice", "turn_total", "lead", "final")
 """Dtypes of the array fields of :class:`_Chunk`, in order."""
 
 
@@ -304,6 +309,12 @@ def _act_batch(bot: Bot, rules: Rules, states: list[State], rngs: list[np.random
     return [bot.act(rules, s, g) for s, g in zip(states, rngs, strict=True)]
 
 
+def _banked_lead(state: State) -> int:
+    """The deciding seat's banked score less the best banked score of the other seats."""
+    others = [v for i, v in enumerate(state.scores) if i != state.player]
+    return state.scores[state.player] - max(others) if others else 0
+
+
 def _regret_of(
     catalog: ActionCatalog, values: list[tuple[Move, float]], state: State, move: Move, minimize: bool
 ) -> tuple[float, float]:
@@ -326,7 +337,7 @@ def _run_chunk(job: _Job) -> _Chunk:
     values = np.zeros(n)
     ep_regret = np.full(n, np.nan)
     first_value = np.full(n, np.nan)
-    dec: dict[str, list[float]] = {"regret": [], "phase": [], "dice": [], "turn_total": []}
+    dec: dict[str, list[float]] = {key: [] for key in _TABLE_KEYS}
     slots: list[dict[str, Any]] = []
     next_ep = job.start
 
@@ -379,6 +390,8 @@ def _run_chunk(job: _Job) -> _Chunk:
                 dec["phase"].append(int(s.phase))
                 dec["dice"].append(len(s.roll) if s.phase == Phase.KEEP else s.dice)
                 dec["turn_total"].append(s.turn_total)
+                dec["lead"].append(_banked_lead(s))
+                dec["final"].append(int(s.endgame))
             sl["first"] = False
             env = sl["env"]
             sl["obs"], reward, terminated, truncated, info = env.step(int(a))
@@ -401,6 +414,8 @@ def _run_chunk(job: _Job) -> _Chunk:
         np.asarray(dec["phase"], dtype=np.int8),
         np.asarray(dec["dice"], dtype=np.int8),
         np.asarray(dec["turn_total"], dtype=np.int64),
+        np.asarray(dec["lead"], dtype=np.int64),
+        np.asarray(dec["final"], dtype=np.int8),
         first_value,
     )
 
@@ -524,7 +539,9 @@ class EvalResult:
         optimal_share: share of measured decisions whose regret is zero.
         wall_s: seconds of the evaluation.
         units: the unit of ``score`` in words.
-        decisions_table: per-decision arrays ``regret``, ``phase``, ``dice``, ``turn_total``.
+        decisions_table: per-decision arrays ``regret``, ``phase``, ``dice``, ``turn_total``,
+            ``lead`` (the decider's banked score less the best other banked score; 0 alone)
+            and ``final`` (1 in a final round).
         exact: ``turn`` with ``exact=True``: the bot's exact expected turn score
             (:func:`greed_env.policy_value.turn_value`, no sampling error), else None.
         exact_p_cap: the probability mass valued at the enumeration's turn-total cap.
@@ -710,7 +727,7 @@ def evaluate(
     ep_regret = np.concatenate([c.episode_regret for c in chunks])[:regret_n]
     table = {
         key: np.concatenate([getattr(c, key) for c in chunks])
-        for key in ("regret", "phase", "dice", "turn_total")
+        for key in _TABLE_KEYS
     }
     score = mean_ci(values)
     regret_est = None
@@ -804,12 +821,14 @@ def _bucket_labels() -> list[str]:
 
 
 def regret_by_situation(table: dict[str, np.ndarray]) -> dict[str, list[tuple[str, int, float, float]]]:
-    """Mean regret grouped by phase and dice, and by turn-total bucket.
+    """Mean regret grouped by phase and dice, by turn-total bucket and, in games of several
+    seats, by the decider's banked lead (final-round decisions apart).
 
-    Returns ``{"dice": [(label, decisions, mean regret, share optimal)], "turn_total": [...]}``.
+    Returns ``{"dice": [(label, decisions, mean regret, share optimal)], "turn_total": [...],
+    "lead": [...]}``.
     """
     reg = table.get("regret", np.zeros(0))
-    out: dict[str, list[tuple[str, int, float, float]]] = {"dice": [], "turn_total": []}
+    out: dict[str, list[tuple[str, int, float, float]]] = {"dice": [], "turn_total": [], "lead": []}
     if reg.size == 0:
         return out
     phase, dice, total = table["phase"], table["dice"], table["turn_total"]
@@ -822,6 +841,19 @@ def regret_by_situation(table: dict[str, np.ndarray]) -> dict[str, list[tuple[st
         sel = bucket == b
         if sel.any():
             out["turn_total"].append((label, int(sel.sum()), float(reg[sel].mean()), float((reg[sel] <= 1e-9).mean())))
+    lead, final = table.get("lead"), table.get("final")
+    if lead is None or final is None or not (lead.any() or final.any()):
+        return out
+    groups = [("final round", final != 0)]
+    edges = list(LEAD_BUCKETS)
+    before = final == 0
+    groups.append((f"lead below {edges[0]}", before & (lead < edges[0])))
+    for a, b in itertools.pairwise(edges):
+        groups.append((f"lead {a}..{b - 50}", before & (lead >= a) & (lead < b)))
+    groups.append((f"lead {edges[-1]}+", before & (lead >= edges[-1])))
+    for label, sel in groups:
+        if sel.any():
+            out["lead"].append((label, int(sel.sum()), float(reg[sel].mean()), float((reg[sel] <= 1e-9).mean())))
     return out
 
 
@@ -961,7 +993,7 @@ def write_report(
     groups = regret_by_situation(r.decisions_table)
     if groups["dice"]:
         lines += ["", "## Regret by situation", "", "| situation | decisions | mean regret | optimal |", "|---|---|---|---|"]
-        for label, n, mean, share in groups["dice"] + groups["turn_total"]:
+        for label, n, mean, share in groups["dice"] + groups["turn_total"] + groups["lead"]:
             lines.append(f"| {label} | {n:,} | {mean:.4g} | {100 * share:.1f}% |")
     if _plot_regret(r, out / "regret.png"):
         lines += ["", "![regret by situation](regret.png)"]

@@ -80,6 +80,12 @@ def test_duel_optimal_against_optimal_is_even_and_seats_balance() -> None:
     assert res.worst_regret == pytest.approx(0.0, abs=1e-9)
     weak = evaluate("threshold:2000", SHORT, "duel", episodes=300, seed=6, regret_episodes=40)
     assert weak.score.high < 0.5 and weak.mean_regret > 0.0
+    table = weak.decisions_table
+    assert len(table["lead"]) == len(table["final"]) == weak.decisions
+    assert table["final"].any() and (table["lead"] < 0).any() and (table["lead"] > 0).any()
+    by_lead = regret_by_situation(table)["lead"]
+    assert by_lead[0][0] == "final round" and sum(n for _, n, _, _ in by_lead) == weak.decisions
+    assert sum(n * mean for _, n, mean, _ in by_lead) == pytest.approx(table["regret"].sum())
 
 
 def test_results_do_not_depend_on_the_number_of_workers() -> None:
@@ -137,7 +143,7 @@ def test_bad_model_files_get_clear_errors(tmp_path: Path) -> None:
 def test_report_and_plots(tmp_path: Path) -> None:
     res = evaluate("threshold:300", RULES, "turn", episodes=300, seed=2, regret_episodes=300)
     groups = regret_by_situation(res.decisions_table)
-    assert groups["dice"] and groups["turn_total"]
+    assert groups["dice"] and groups["turn_total"] and not groups["lead"]  # one seat: no lead
     run = tmp_path / "run"
     run.mkdir()
     (run / "eval.csv").write_text(

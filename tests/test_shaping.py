@@ -157,6 +157,8 @@ def test_score_starts_draw_both_scores_and_the_seat_to_move() -> None:
             assert s.turn_total == 0  # only the learner's turn is warmed up
     assert 0.4 < np.mean(movers) < 0.6 and mid_turn > 100
     assert 4000 < np.median(scores) < 6500 and max(scores) >= 9500 and 0 in scores
+    endgame = [v for _ in range(200) for v in score_start(rules, 0, rng, near=2000).scores]
+    assert min(endgame) >= 8000 and max(endgame) < rules.target and len(set(endgame)) > 30
     venv = make_sb3_vec_env("greed_env/Duel-v0", 64, seed=2, rules=rules, opponent="optimal")
     starts = FinalRoundStarts(venv, fraction=0.0, seed=5, scores=1.0)
     obs = starts.reset()
@@ -164,7 +166,13 @@ def test_score_starts_draw_both_scores_and_the_seat_to_move() -> None:
     assert np.array_equal(obs, batch.obs)
     begun = [State(**row_fields(batch.S, i, batch.tables)).scores for i in range(64)]
     assert sum(max(s) > 0 for s in begun) > 56  # the rest ended before the learner decided
+    late = FinalRoundStarts(venv, fraction=0.0, seed=6, scores=1.0, scores_near=1.0)
+    late.reset()
+    begun = [State(**row_fields(batch.S, i, batch.tables)).scores for i in range(64)]
+    assert sum(min(s) >= 8000 for s in begun) > 48  # or a new game after a final round
     with pytest.raises(ValueError, match="share one draw"):
         FinalRoundStarts(venv, fraction=0.5, seed=1, scores=0.6)
+    with pytest.raises(ValueError, match="scores_near must be in"):
+        FinalRoundStarts(venv, fraction=0.0, seed=1, scores=0.5, scores_near=2.0)
     with pytest.raises(ValueError, match="scores_warmup must be"):
         FinalRoundStarts(venv, fraction=0.0, seed=1, scores=0.5, scores_warmup=-1)

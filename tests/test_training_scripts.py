@@ -138,6 +138,9 @@ def test_duel_run_with_margin_readings_starts_from_a_model_without_them(tmp_path
         final_round_starts=0.5,
         final_round_near=0.5,
         final_round_warmup=2,
+        score_starts=0.4,
+        score_starts_warmup=2,
+        score_starts_near=0.5,
         runs_dir=str(tmp_path / "b"),
         eval_episodes=16,
         final_eval_episodes=32,
@@ -145,6 +148,7 @@ def test_duel_run_with_margin_readings_starts_from_a_model_without_them(tmp_path
     card = _card(duel.main(args))
     assert card["final_round_starts"] == 0.5 and card["final_round_near"] == 0.5
     assert card["final_round_warmup"] == 2 and card["args"]["init_temperature"] == 2.0
+    assert (card["score_starts"], card["score_starts_warmup"], card["score_starts_near"]) == (0.4, 2, 0.5)
     with pytest.raises(SystemExit, match="needs a value >= 1 and --init-from"):
         duel.main(_args(duel.Args, init_temperature=2.0, runs_dir=str(tmp_path / "c")))
     assert card["args"]["features"] == "margin" and card["evaluation"]["episodes"] == 32

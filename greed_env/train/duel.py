@@ -9,7 +9,8 @@ With ``--vector native`` the games run in the numba engine, the optimal bot incl
 (:mod:`greed_env.vector.optimal`), some 30 times faster than ``Duel-v0`` environments in
 subprocesses. Two options change what the learner sees, never what it is evaluated on:
 ``--final-round-starts F`` starts a share ``F`` of the episodes at the learner's last turn of
-the final round (exploring starts, :mod:`greed_env.train.curriculum`), and ``--shaping
+the final round and ``--score-starts F`` a share at a turn start with random banked scores
+(exploring starts, :mod:`greed_env.train.curriculum`), and ``--shaping
 solver`` adds the solver's win probability as a potential-based reward
 (:mod:`greed_env.train.shaping`: it puts the exact solution into training, so results with it
 are reported apart). The recipe of ``docs/results.md`` is ``benchmarks/bench_ppo_duel.py``.
@@ -83,6 +84,10 @@ class Args(PPOArgs):
     score_starts_warmup: int = 0
     """random-score starts on the learner's turn move on into it by up to this many rolls,
     each with a random legal keep"""
+    score_starts_near: float = 0.0
+    """share of the random-score starts with both scores in the endgame, within a fifth of the
+    target below it (where banking that reaches the target must leave a lead that survives
+    the opponent's last turn)"""
     shaping: Literal["none", "solver"] = "none"
     """'solver': add the potential-based shaping reward phi(s') - phi(s) with phi = 2 P - 1,
     P the solver's optimal win probability from the learner's turn start (policy-invariant,
@@ -138,6 +143,7 @@ def main(args: Args) -> Path:
                 warmup=args.final_round_warmup,
                 scores=args.score_starts,
                 scores_warmup=args.score_starts_warmup,
+                scores_near=args.score_starts_near,
             )
         if args.shaping == "solver":
             from greed_env.train.shaping import SolverPotentialShaping
@@ -160,6 +166,7 @@ def main(args: Args) -> Path:
             "final_round_warmup": args.final_round_warmup,
             "score_starts": args.score_starts,
             "score_starts_warmup": args.score_starts_warmup,
+            "score_starts_near": args.score_starts_near,
         },
         wrap_venv=wrap,
     )
