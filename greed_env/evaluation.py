@@ -849,7 +849,8 @@ def regret_by_situation(table: dict[str, np.ndarray]) -> dict[str, list[tuple[st
     before = final == 0
     groups.append((f"lead below {edges[0]}", before & (lead < edges[0])))
     for a, b in itertools.pairwise(edges):
-        groups.append((f"lead {a}..{b - 50}", before & (lead >= a) & (lead < b)))
+        span = f"{a}" if b - a == 50 else f"{a}..{b - 50}"
+        groups.append((f"lead {span}", before & (lead >= a) & (lead < b)))
     groups.append((f"lead {edges[-1]}+", before & (lead >= edges[-1])))
     for label, sel in groups:
         if sel.any():
@@ -992,9 +993,20 @@ def write_report(
         ]
     groups = regret_by_situation(r.decisions_table)
     if groups["dice"]:
-        lines += ["", "## Regret by situation", "", "| situation | decisions | mean regret | optimal |", "|---|---|---|---|"]
-        for label, n, mean, share in groups["dice"] + groups["turn_total"] + groups["lead"]:
-            lines.append(f"| {label} | {n:,} | {mean:.4g} | {100 * share:.1f}% |")
+        lines += [
+            "",
+            "## Regret by situation",
+            "",
+            "A group's share of all regret says where the bot loses most. Each kind of group (dice,",
+            "turn total, and in games of several seats the banked lead) splits the decisions apart.",
+            "",
+            "| situation | decisions | mean regret | share of all regret | optimal |",
+            "|---|---|---|---|---|",
+        ]
+        whole = float(r.decisions_table["regret"].sum()) or 1.0
+        totals = [(f"turn total {label}", *rest) for label, *rest in groups["turn_total"]]
+        for label, n, mean, share in groups["dice"] + totals + groups["lead"]:
+            lines.append(f"| {label} | {n:,} | {mean:.4g} | {100 * n * mean / whole:.1f}% | {100 * share:.1f}% |")
     if _plot_regret(r, out / "regret.png"):
         lines += ["", "![regret by situation](regret.png)"]
     if run_dir is not None:
