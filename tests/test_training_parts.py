@@ -122,6 +122,40 @@ def test_margin_readings_are_exact_in_numpy_and_torch() -> None:
     assert seen == {-1, 0, 1}
 
 
+def test_final_round_margin_readings_are_zero_before_the_final_round() -> None:
+    pytest.importorskip("torch")
+    import gymnasium as gym
+    import torch
+
+    from greed_env.train.features import GreedFeatures
+    from greed_env.train.featurize import I_FINAL_ROUND
+
+    rules = preset("ten_thousand", target=2000)
+    everywhere = FeatureConfig.for_rules(rules, margin=True)
+    final = FeatureConfig.for_rules(rules, margin=True, final_only=True)
+    assert FeatureConfig.from_dict(final.to_dict()) == final and final.extra_dim == everywhere.extra_dim
+    with pytest.raises(ValueError, match="needs the margin readings"):
+        FeatureConfig.from_dict({**FeatureConfig.for_rules(rules).to_dict(), "margin_final": True})
+    env = gym.make("greed_env/Duel-v0", rules=rules, opponent="optimal")
+    module = GreedFeatures(env.observation_space, final.to_dict())
+    obs, info = env.reset(seed=5)
+    rng = np.random.default_rng(2)
+    counts = {0: 0, 1: 0}
+    for _ in range(3000):
+        f = featurize(obs[None], final)
+        assert np.array_equal(f, module(torch.as_tensor(obs[None])).numpy())
+        full = featurize(obs[None], everywhere)
+        in_final = bool(obs[I_FINAL_ROUND] > 0.5)
+        counts[int(in_final)] += 1
+        assert np.array_equal(f[:, : -final.margin_dim], full[:, : -final.margin_dim])
+        tail = f[0, -final.margin_dim :]
+        assert np.array_equal(tail, full[0, -final.margin_dim :]) if in_final else not tail.any()
+        obs, _, terminated, truncated, info = env.step(rng.choice(np.flatnonzero(info["action_mask"])))
+        if terminated or truncated:
+            obs, info = env.reset()
+    assert counts[0] > 100 and counts[1] > 20
+
+
 def test_feature_config_reads_version_1_and_refuses_bad_ones() -> None:
     rules = preset("ten_thousand")
     old = {"num_dice": 6, "target": 10_000, "points_step": 50, "points_max": 3000, "score_step": 250, "version": 1}

@@ -132,7 +132,7 @@ def test_duel_run_with_margin_readings_starts_from_a_model_without_them(tmp_path
     args = _args(
         duel.Args,
         **native,
-        features="margin",
+        features="margin-final",
         init_from=str(first / "model.zip"),
         init_temperature=2.0,
         final_round_starts=0.5,
@@ -151,7 +151,7 @@ def test_duel_run_with_margin_readings_starts_from_a_model_without_them(tmp_path
     assert (card["score_starts"], card["score_starts_warmup"], card["score_starts_near"]) == (0.4, 2, 0.5)
     with pytest.raises(SystemExit, match="needs a value >= 1 and --init-from"):
         duel.main(_args(duel.Args, init_temperature=2.0, runs_dir=str(tmp_path / "c")))
-    assert card["args"]["features"] == "margin" and card["evaluation"]["episodes"] == 32
+    assert card["args"]["features"] == "margin-final" and card["evaluation"]["episodes"] == 32
 
 
 def test_selfplay_run_fills_the_snapshot_pool(tmp_path: Path) -> None:

@@ -214,11 +214,11 @@ class PPOArgs:
     """gradient clipping norm"""
     target_kl: float | None = None
     """stop an update early once the approximate KL exceeds this (None: never)"""
-    features: Literal["greed", "margin", "none"] = "greed"
+    features: Literal["greed", "margin", "margin-final", "none"] = "greed"
     """policy inputs: 'greed' appends exact readings of dice counts, dice in hand, turn total and
     scores to the observation (greed_env.train.featurize); 'margin' adds readings of the margin
-    after banking over the best other seat (for games against opponents); 'none' feeds the
-    observation alone"""
+    after banking over the best other seat (for games against opponents); 'margin-final' reads
+    it in final rounds only (zero before); 'none' feeds the observation alone"""
     policy_head: Literal["structured", "plain"] = "structured"
     """action logits: 'structured' adds a shared term driven by each keep's points and dice count
     (rare keeps learn from common ones; greed_env.train.features), 'plain' is one linear layer"""
@@ -230,7 +230,8 @@ class PPOArgs:
     """hidden-layer activation"""
     init_from: str | None = None
     """start a fresh run from the weights of this model zip (same rules and network shape; a
-    model without the margin readings can start a --features margin run, their weights at 0)"""
+    model without the margin readings can start a --features margin(-final) run, their weights
+    at 0)"""
     init_temperature: float = 1.0
     """divide the --init-from policy's logits of the moves other than keeps (bank, roll on, ...)
     by this (>= 1): its greedy moves stay the same, but bank-or-roll choices it had all but

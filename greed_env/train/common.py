@@ -522,10 +522,12 @@ def _policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
     layers = [args.net_width] * args.net_depth
     kwargs: dict[str, Any] = {"net_arch": {"pi": layers, "vf": layers}, "activation_fn": act}
-    if args.features in ("greed", "margin"):
+    if args.features in ("greed", "margin", "margin-final"):
         from greed_env.train.features import GreedFeatures
 
-        cfg = FeatureConfig.for_rules(rules, margin=args.features == "margin")
+        cfg = FeatureConfig.for_rules(
+            rules, margin=args.features.startswith("margin"), final_only=args.features == "margin-final"
+        )
         kwargs["features_extractor_class"] = GreedFeatures
         kwargs["features_extractor_kwargs"] = {"config": cfg.to_dict()}
     if args.policy_head == "structured":

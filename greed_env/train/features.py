@@ -23,6 +23,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from greed_env.train.featurize import (
+    I_FINAL_ROUND,
     I_IN_HAND,
     I_MY_TURN,
     I_PRESENT,
@@ -56,6 +57,7 @@ class GreedFeatures(BaseFeaturesExtractor):
         self.register_buffer("point_lv", torch.as_tensor(cfg.point_levels()), persistent=False)
         self.register_buffer("score_lv", torch.as_tensor(cfg.score_levels()), persistent=False)
         self.margin = bool(cfg.margin_step)
+        self.margin_final = bool(cfg.margin_final)
         self.register_buffer("margin_lv", torch.as_tensor(cfg.margin_levels()), persistent=False)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
@@ -78,10 +80,12 @@ class GreedFeatures(BaseFeaturesExtractor):
         ]
         if self.margin:
             margin = self._margin(x)
-            parts += [
-                torch.clamp(margin / 1000.0, -MARGIN_CLIP, MARGIN_CLIP),
-                (margin >= self.margin_lv.view(1, -1)).float(),
-            ]
+            lin = torch.clamp(margin / 1000.0, -MARGIN_CLIP, MARGIN_CLIP)
+            lv = (margin >= self.margin_lv.view(1, -1)).float()
+            if self.margin_final:
+                gate = (x[:, I_FINAL_ROUND : I_FINAL_ROUND + 1] > 0.5).float()
+                lin, lv = lin * gate, lv * gate
+            parts += [lin, lv]
         return torch.cat(parts, dim=1)
 
     def _margin(self, x: torch.Tensor) -> torch.Tensor:

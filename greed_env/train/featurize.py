@@ -17,6 +17,11 @@ slowly. :func:`featurize` appends exact, parameter-free readings of the same ent
   round while it is not positive), which the separate score readings leave to the network to
   subtract at a 50-point resolution. The readings are appended last, so a version-1 network is
   a version-2 one whose weights on them are zero (``--init-from`` pads them so).
+* with ``margin_final`` as well (``--features margin-final``): the margin readings are zero
+  outside a final round. Before it, a positive margin is no reason to bank (banking that
+  reaches the target just ahead of an opponent close to it loses), and a network that reads
+  the margin everywhere carries "bank once ahead" from the final round over to the turn
+  before it.
 
 The torch module :class:`greed_env.train.features.GreedFeatures` computes the same thing inside
 the policy network, so saved models, exported ONNX graphs and :class:`NumpyPolicy` all see the
@@ -51,6 +56,7 @@ I_TURN_TOTAL = OBS_INDEX["turn_total"]
 I_SCORE = OBS_INDEX["score_0"]
 I_PRESENT = OBS_INDEX["seat_present_0"]
 I_MY_TURN = OBS_INDEX["my_turn"]
+I_FINAL_ROUND = OBS_INDEX["final_round"]
 MAX_SEATS = I_SCORE - I_PRESENT
 MARGIN_CLIP = 10.0
 """The linear margin reading is clipped to +-10,000 points."""
@@ -68,11 +74,13 @@ class FeatureConfig:
     margin_step: int = 0
     margin_low: int = 0
     margin_high: int = 0
+    margin_final: bool = False
     version: int = FEATURES_VERSION
 
     @classmethod
-    def for_rules(cls, rules: Rules, margin: bool = False) -> FeatureConfig:
-        """The readings for ``rules``; ``margin`` adds the margin after banking.
+    def for_rules(cls, rules: Rules, margin: bool = False, final_only: bool = False) -> FeatureConfig:
+        """The readings for ``rules``; ``margin`` adds the margin after banking (``final_only``:
+        read in final rounds only, zero elsewhere).
 
         The margin thermometer spans -30% .. +10% of the target in 50-point steps
         (-3,000 .. +1,000 in ``ten_thousand``): final-round deficits and the lead worth
@@ -83,7 +91,9 @@ class FeatureConfig:
         step = 50
         low = -step * max(1, (3 * rules.target) // (10 * step))
         high = step * max(1, rules.target // (10 * step))
-        return cls(rules.num_dice, rules.target, margin_step=step, margin_low=low, margin_high=high)
+        return cls(
+            rules.num_dice, rules.target, margin_step=step, margin_low=low, margin_high=high, margin_final=final_only
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,6 +111,8 @@ class FeatureConfig:
         cfg = cls(**fields)
         if cfg.margin_step < 0 or (cfg.margin_step and cfg.margin_low >= cfg.margin_high):
             raise ValueError(f"bad margin readings {cfg.margin_low}..{cfg.margin_high} by {cfg.margin_step}")
+        if cfg.margin_final and not cfg.margin_step:
+            raise ValueError("margin_final needs the margin readings (margin_step > 0)")
         return cfg
 
     def dice_levels(self) -> np.ndarray:
@@ -151,7 +163,8 @@ def featurize(obs: np.ndarray, cfg: FeatureConfig) -> np.ndarray:
     if cfg.margin_step:
         margin = margin_points(x, target)
         lin = np.clip(margin / np.float32(1000.0), -MARGIN_CLIP, MARGIN_CLIP)
-        parts += [lin, margin >= cfg.margin_levels()[None, :]]
+        gate = x[:, I_FINAL_ROUND : I_FINAL_ROUND + 1] > 0.5 if cfg.margin_final else np.True_
+        parts += [lin * gate, (margin >= cfg.margin_levels()[None, :]) & gate]
     return np.concatenate([p.astype(np.float32) for p in parts], axis=1)
 
 
