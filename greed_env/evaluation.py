@@ -832,29 +832,28 @@ def regret_by_situation(table: dict[str, np.ndarray]) -> dict[str, list[tuple[st
     if reg.size == 0:
         return out
     phase, dice, total = table["phase"], table["dice"], table["turn_total"]
+
+    def add(group: str, label: str, sel: np.ndarray) -> None:
+        if sel.any():
+            out[group].append((label, int(sel.sum()), float(reg[sel].mean()), float((reg[sel] <= 1e-9).mean())))
+
     for ph, word in ((Phase.KEEP, "keep"), (Phase.CONTINUE, "bank/roll")):
         for d in sorted(set(dice[phase == ph].tolist())):
-            sel = (phase == ph) & (dice == d)
-            out["dice"].append((f"{word}, {d} dice", int(sel.sum()), float(reg[sel].mean()), float((reg[sel] <= 1e-9).mean())))
+            add("dice", f"{word}, {d} dice", (phase == ph) & (dice == d))
     bucket = np.searchsorted(np.asarray(TURN_BUCKETS), total, side="right") - 1
     for b, label in enumerate(_bucket_labels()):
-        sel = bucket == b
-        if sel.any():
-            out["turn_total"].append((label, int(sel.sum()), float(reg[sel].mean()), float((reg[sel] <= 1e-9).mean())))
+        add("turn_total", label, bucket == b)
     lead, final = table.get("lead"), table.get("final")
     if lead is None or final is None or not (lead.any() or final.any()):
         return out
-    groups = [("final round", final != 0)]
     edges = list(LEAD_BUCKETS)
     before = final == 0
-    groups.append((f"lead below {edges[0]}", before & (lead < edges[0])))
+    add("lead", "final round", final != 0)
+    add("lead", f"lead below {edges[0]}", before & (lead < edges[0]))
     for a, b in itertools.pairwise(edges):
         span = f"{a}" if b - a == 50 else f"{a}..{b - 50}"
-        groups.append((f"lead {span}", before & (lead >= a) & (lead < b)))
-    groups.append((f"lead {edges[-1]}+", before & (lead >= edges[-1])))
-    for label, sel in groups:
-        if sel.any():
-            out["lead"].append((label, int(sel.sum()), float(reg[sel].mean()), float((reg[sel] <= 1e-9).mean())))
+        add("lead", f"lead {span}", before & (lead >= a) & (lead < b))
+    add("lead", f"lead {edges[-1]}+", before & (lead >= edges[-1]))
     return out
 
 
