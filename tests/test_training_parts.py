@@ -205,6 +205,60 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
         _init_weights(bigger, tmp_path / "old.zip", rules)
 
 
+def test_init_from_widens_the_critic_as_the_same_function_and_restarts_a_deeper_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from greed_env.train.common import _init_weights, _policy_class, _policy_kwargs
+
+    rules = preset("ten_thousand")
+    env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
+
+    def model(args: duel.Args, seed: int) -> MaskablePPO:
+        return MaskablePPO(_policy_class(args), env, policy_kwargs=_policy_kwargs(args, rules), device="cpu", seed=seed)
+
+    old = model(duel.Args(net_width=16, features="greed"), 0)
+    with torch.no_grad():
+        for p in old.policy.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    old.save(tmp_path / "old.zip")
+    wider = model(duel.Args(net_width=16, vf_width=40, features="margin-final"), 1)
+    deeper = model(duel.Args(net_width=16, vf_width=40, vf_depth=3, features="margin-final"), 2)
+    fresh = {k: v.clone() for k, v in deeper.policy.state_dict().items() if "value" in k}
+    margin = FeatureConfig.for_rules(rules, margin=True).margin_dim
+    width_in = old.policy.mlp_extractor.value_net[0].weight.shape[1] + margin
+    assert wider.policy.mlp_extractor.value_net[0].weight.shape == (40, width_in)
+    _init_weights(wider, tmp_path / "old.zip", rules)
+    assert "starts afresh" not in capsys.readouterr().out
+    _init_weights(deeper, tmp_path / "old.zip", rules)
+    assert "another depth and starts afresh" in capsys.readouterr().out
+    obs, info = env.reset(seed=4)
+    for _ in range(200):
+        t = torch.as_tensor(obs[None])
+        with torch.no_grad():
+            v_old = old.policy.predict_values(t)
+            assert torch.allclose(wider.policy.predict_values(t), v_old, atol=1e-5)
+            for m in (wider, deeper):
+                assert torch.allclose(
+                    m.policy.get_distribution(t).distribution.logits,
+                    old.policy.get_distribution(t).distribution.logits,
+                    atol=1e-5,
+                )
+        obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        if terminated or truncated:
+            obs, info = env.reset()
+    for key, value in deeper.policy.state_dict().items():
+        if "value" in key:
+            assert torch.equal(value, fresh[key]), key
+    # the widened critic's new units learn: their outgoing weights are zero, not frozen
+    head = wider.policy.value_net.weight
+    assert torch.count_nonzero(head[:, 16:]) == 0 and head.requires_grad
+
+
 def test_init_temperature_softens_only_the_moves_other_than_keeps() -> None:
     pytest.importorskip("sb3_contrib")
     import gymnasium as gym

@@ -154,6 +154,26 @@ def test_duel_run_with_margin_readings_starts_from_a_model_without_them(tmp_path
     assert card["args"]["features"] == "margin-final" and card["evaluation"]["episodes"] == 32
 
 
+def test_critic_warmup_leaves_the_policy_alone_and_a_wider_critic_continues(tmp_path: Path) -> None:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    first = duel.main(_args(duel.Args, opponent="threshold", runs_dir=str(tmp_path / "a")))
+    common = dict(opponent="threshold", init_from=str(first / "model.zip"), vf_width=24)
+    warm = duel.main(_args(duel.Args, **common, vf_warmup=256, runs_dir=str(tmp_path / "b")))
+    # three updates: the last one's annealed learning rate is 0, the second one's is not
+    past = duel.main(_args(duel.Args, **common, vf_warmup=128, total_timesteps=384, runs_dir=str(tmp_path / "c")))
+    before, during, after = (MaskablePPO.load(r / "model.zip", device="cpu").policy.state_dict() for r in (first, warm, past))
+    actor = [k for k in before if "value" not in k]
+    assert actor and all(torch.equal(before[k], during[k]) for k in actor)
+    assert not all(torch.equal(before[k], after[k]) for k in actor)
+    assert during["value_net.weight"].shape == (1, 24)
+    assert not torch.equal(during["value_net.weight"][:, :16], before["value_net.weight"])
+    assert _card(warm)["args"]["vf_warmup"] == 256
+    with pytest.raises(SystemExit, match="--vf-warmup -1: must be >= 0"):
+        duel.main(_args(duel.Args, vf_warmup=-1, runs_dir=str(tmp_path / "d")))
+
+
 def test_selfplay_run_fills_the_snapshot_pool(tmp_path: Path) -> None:
     args = _args(
         selfplay.Args,

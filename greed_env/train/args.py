@@ -228,10 +228,18 @@ class PPOArgs:
     """hidden layers"""
     activation: Literal["tanh", "relu"] = "tanh"
     """hidden-layer activation"""
+    vf_width: int = 0
+    """units per hidden layer of the value network (0: --net-width)"""
+    vf_depth: int = 0
+    """hidden layers of the value network (0: --net-depth)"""
+    vf_warmup: int = 0
+    """environment steps at the start of the run during which only the value network learns
+    (the policy is frozen), e.g. to fit a new critic (--vf-width / --vf-depth) to an --init-from
+    policy before its advantages move that policy"""
     init_from: str | None = None
     """start a fresh run from the weights of this model zip (same rules and network shape; a
     model without the margin readings can start a --features margin(-final) run, their weights
-    at 0)"""
+    at 0; a value network of another size (--vf-width / --vf-depth) starts afresh)"""
     init_temperature: float = 1.0
     """divide the --init-from policy's logits of the moves other than keeps (bank, roll on, ...)
     by this (>= 1): its greedy moves stay the same, but bank-or-roll choices it had all but

@@ -422,6 +422,12 @@ class TrainingCallback(BaseCallback):
         step = self.model.num_timesteps
         self.model.ent_coef = self.ent_coef_at(step)
         self.logger.record("charts/ent_coef", self.model.ent_coef)
+        if self.args.vf_warmup:
+            frozen = step < self.args.vf_warmup
+            for name, param in self.model.policy.named_parameters():
+                if not _is_critic(name):
+                    param.requires_grad_(not frozen)
+            self.logger.record("charts/policy_frozen", float(frozen))
         if self.on_iteration is not None:
             self.on_iteration(self.model, step)
         if step >= self.next_eval:
@@ -521,7 +527,8 @@ def model_card(
 def _policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
     layers = [args.net_width] * args.net_depth
-    kwargs: dict[str, Any] = {"net_arch": {"pi": layers, "vf": layers}, "activation_fn": act}
+    critic = [args.vf_width or args.net_width] * (args.vf_depth or args.net_depth)
+    kwargs: dict[str, Any] = {"net_arch": {"pi": layers, "vf": critic}, "activation_fn": act}
     if args.features in ("greed", "margin", "margin-final"):
         from greed_env.train.features import GreedFeatures
 
@@ -556,6 +563,8 @@ def _init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
     card = read_card(path)
     if card is not None:
         check_card(card, rules, f"--init-from {path}")
+    # a failed strict load still copies the tensors that fit, so keep the initial weights apart
+    initial = {key: value.clone() for key, value in model.policy.state_dict().items()}
     try:
         model.set_parameters(str(path), exact_match=True, device="cpu")
         return
@@ -565,12 +574,15 @@ def _init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
 
     try:
         _, params, _ = load_from_zip_file(str(path), device="cpu")
-        padded = _pad_new_inputs(model, (params or {}).get("policy", {}))
+        fitted = _fit_weights(model, (params or {}).get("policy", {}), initial)
     except Exception as exc:
         raise ModelFileError(f"--init-from {path}: cannot read its weights: {exc}") from None
-    if padded is None:
+    if fitted is None:
         raise ModelFileError(f"--init-from {path}: its weights do not fit this network: {error}")
-    model.policy.load_state_dict(padded, strict=True)
+    state, fresh_critic = fitted
+    model.policy.load_state_dict(state, strict=True)
+    if fresh_critic:
+        print(f"--init-from {path}: policy weights loaded; the value network has another depth and starts afresh")
 
 
 def _soften(model: MaskablePPO, temperature: float, rules: Rules) -> None:
@@ -594,30 +606,71 @@ def _soften(model: MaskablePPO, temperature: float, rules: Rules) -> None:
         layer.bias[rows] /= temperature
 
 
-def _pad_new_inputs(model: MaskablePPO, old: dict[str, torch.Tensor]) -> dict[str, torch.Tensor] | None:
-    """``old`` widened to ``model``'s policy when it lacks only the margin readings, else None.
+_CRITIC_KEYS = ("mlp_extractor.value_net.", "value_net.")
 
-    The margin readings are the last inputs of the first layers; a network without them is the
-    same function as one whose weights on them are zero, so those columns start at zero (the
-    optimizer starts afresh).
+
+def _is_critic(key: str) -> bool:
+    return key.startswith(_CRITIC_KEYS)
+
+
+def _fit_weights(
+    model: MaskablePPO, old: dict[str, torch.Tensor], new: dict[str, torch.Tensor]
+) -> tuple[dict[str, torch.Tensor], bool] | None:
+    """``old`` fitted to ``model``'s policy whose initial weights are ``new``, and whether its
+    value network starts afresh; None when the policy (actor) does not fit.
+
+    Three differences are bridged. Margin readings the old network lacks are the last inputs of
+    the first layers; a network without them is the same function as one whose weights on them
+    are zero, so those columns start at zero. A wider value network (``--vf-width``, same depth)
+    is the same function as the old one: the old units keep their weights and see only the old
+    inputs, the new units start from the new model's initial weights and their outgoing
+    weights are zero (so they learn from the first update on). A value network of another depth
+    keeps the new model's initial weights, all of it, never a mix of layers. The optimizer
+    starts afresh either way.
     """
     extractor = model.policy.features_extractor
     margin = FeatureConfig.from_dict(extractor.config).margin_dim if hasattr(extractor, "config") else 0
-    new = model.policy.state_dict()
-    if not margin or set(old) != set(new):
-        return None
-    out: dict[str, torch.Tensor] = {}
-    for key, target in new.items():
-        src = old[key]
+
+    def fit(key: str) -> torch.Tensor | None:
+        src, target = old.get(key), new[key]
+        if src is None:
+            return None
         if src.shape == target.shape:
-            out[key] = src.to(target.dtype)
-        elif src.dim() == 2 and src.shape[0] == target.shape[0] and target.shape[1] - src.shape[1] == margin:
+            return src.to(target.dtype)
+        if margin and src.dim() == 2 and src.shape[0] == target.shape[0] and target.shape[1] - src.shape[1] == margin:
             wide = torch.zeros_like(target)
             wide[:, : src.shape[1]] = src
-            out[key] = wide
-        else:
+            return wide
+        return None
+
+    if {k for k in old if not _is_critic(k)} != {k for k in new if not _is_critic(k)}:
+        return None
+    out: dict[str, torch.Tensor] = {}
+    for key in new:
+        if not _is_critic(key):
+            value = fit(key)
+            if value is None:
+                return None
+            out[key] = value
+    def widen(key: str) -> torch.Tensor | None:
+        src, target = old.get(key), new[key]
+        if src is None or src.dim() != target.dim():
             return None
-    return out
+        if any(a > b for a, b in zip(src.shape, target.shape, strict=True)):
+            return None
+        out = target.clone()
+        if src.dim() == 2:
+            out[: src.shape[0]] = 0
+            out[: src.shape[0], : src.shape[1]] = src.to(target.dtype)
+        else:
+            out[: src.shape[0]] = src.to(target.dtype)
+        return out
+
+    critic = {key: widen(key) for key in new if _is_critic(key)}
+    fresh = {k for k in old if _is_critic(k)} != set(critic) or any(v is None for v in critic.values())
+    for key, value in critic.items():
+        out[key] = new[key] if fresh or value is None else value
+    return out, fresh
 
 
 def _lr_schedule(args: PPOArgs) -> Any:
@@ -662,6 +715,9 @@ def run_training(
     """
     if args.init_temperature < 1.0 or (args.init_temperature != 1.0 and not args.init_from):
         raise SystemExit(f"--init-temperature {args.init_temperature}: needs a value >= 1 and --init-from")
+    for flag, value in (("--vf-width", args.vf_width), ("--vf-depth", args.vf_depth), ("--vf-warmup", args.vf_warmup)):
+        if value < 0:
+            raise SystemExit(f"{flag} {value}: must be >= 0 (0 for the default)")
     session_start = time.perf_counter()
     run_dir, resumed = prepare_run(args, objective)
     state = resumed or RunState()
