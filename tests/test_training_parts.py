@@ -134,7 +134,7 @@ def test_final_round_margin_readings_are_zero_before_the_final_round() -> None:
     everywhere = FeatureConfig.for_rules(rules, margin=True)
     final = FeatureConfig.for_rules(rules, margin=True, final_only=True)
     assert FeatureConfig.from_dict(final.to_dict()) == final and final.extra_dim == everywhere.extra_dim
-    with pytest.raises(ValueError, match="needs the margin readings"):
+    with pytest.raises(ValueError, match="need the margin readings"):
         FeatureConfig.from_dict({**FeatureConfig.for_rules(rules).to_dict(), "margin_final": True})
     env = gym.make("greed_env/Duel-v0", rules=rules, opponent="optimal")
     module = GreedFeatures(env.observation_space, final.to_dict())
@@ -154,6 +154,44 @@ def test_final_round_margin_readings_are_zero_before_the_final_round() -> None:
         if terminated or truncated:
             obs, info = env.reset()
     assert counts[0] > 100 and counts[1] > 20
+
+
+def test_crossing_readings_copy_the_margin_only_when_banking_reaches_the_target_before_a_final_round() -> None:
+    pytest.importorskip("torch")
+    import gymnasium as gym
+    import torch
+
+    from greed_env.train.features import GreedFeatures
+    from greed_env.train.featurize import I_FINAL_ROUND
+
+    rules = preset("ten_thousand", target=2000)
+    final = FeatureConfig.for_rules(rules, margin=True, final_only=True)
+    cross = FeatureConfig.for_rules(rules, margin=True, final_only=True, cross=True)
+    assert FeatureConfig.from_dict(cross.to_dict()) == cross
+    assert cross.extra_dim == final.extra_dim + cross.margin_dim
+    with pytest.raises(ValueError, match="need the margin readings"):
+        FeatureConfig.from_dict({**FeatureConfig.for_rules(rules).to_dict(), "margin_cross": True})
+    everywhere = FeatureConfig.for_rules(rules, margin=True)
+    env = gym.make("greed_env/Duel-v0", rules=rules, opponent="optimal")
+    module = GreedFeatures(env.observation_space, cross.to_dict())
+    obs, info = env.reset(seed=6)
+    rng = np.random.default_rng(3)
+    counts = {"cross": 0, "final": 0, "neither": 0}
+    k = cross.margin_dim
+    for _ in range(4000):
+        f = featurize(obs[None], cross)
+        assert np.array_equal(f, module(torch.as_tensor(obs[None])).numpy())
+        assert np.array_equal(f[:, :-k], featurize(obs[None], final))
+        s = env.unwrapped.state
+        reaches = not s.endgame and s.scores[s.player] + s.turn_total >= rules.target
+        assert bool(obs[I_FINAL_ROUND] > 0.5) == s.endgame
+        tail = f[0, -k:]
+        assert np.array_equal(tail, featurize(obs[None], everywhere)[0, -k:]) if reaches else not tail.any()
+        counts["cross" if reaches else "final" if s.endgame else "neither"] += 1
+        obs, _, terminated, truncated, info = env.step(rng.choice(np.flatnonzero(info["action_mask"])))
+        if terminated or truncated:
+            obs, info = env.reset()
+    assert min(counts.values()) > 20, counts
 
 
 def test_feature_config_reads_version_1_and_refuses_bad_ones() -> None:

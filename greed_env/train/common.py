@@ -529,11 +529,14 @@ def _policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
     layers = [args.net_width] * args.net_depth
     critic = [args.vf_width or args.net_width] * (args.vf_depth or args.net_depth)
     kwargs: dict[str, Any] = {"net_arch": {"pi": layers, "vf": critic}, "activation_fn": act}
-    if args.features in ("greed", "margin", "margin-final"):
+    if args.features in ("greed", "margin", "margin-final", "margin-cross"):
         from greed_env.train.features import GreedFeatures
 
         cfg = FeatureConfig.for_rules(
-            rules, margin=args.features.startswith("margin"), final_only=args.features == "margin-final"
+            rules,
+            margin=args.features.startswith("margin"),
+            final_only=args.features in ("margin-final", "margin-cross"),
+            cross=args.features == "margin-cross",
         )
         kwargs["features_extractor_class"] = GreedFeatures
         kwargs["features_extractor_kwargs"] = {"config": cfg.to_dict()}
@@ -619,9 +622,9 @@ def _fit_weights(
     """``old`` fitted to ``model``'s policy whose initial weights are ``new``, and whether its
     value network starts afresh; None when the policy (actor) does not fit.
 
-    Three differences are bridged. Margin readings the old network lacks are the last inputs of
-    the first layers; a network without them is the same function as one whose weights on them
-    are zero, so those columns start at zero. A wider value network (``--vf-width``, same depth)
+    Three differences are bridged. Margin readings (or crossing readings) the old network lacks
+    are the last inputs of the first layers; a network without them is the same function as one
+    whose weights on them are zero, so those columns start at zero. A wider value network (``--vf-width``, same depth)
     is the same function as the old one: the old units keep their weights and see only the old
     inputs, the new units start from the new model's initial weights and their outgoing
     weights are zero (so they learn from the first update on). A value network of another depth
@@ -629,7 +632,9 @@ def _fit_weights(
     starts afresh either way.
     """
     extractor = model.policy.features_extractor
-    margin = FeatureConfig.from_dict(extractor.config).margin_dim if hasattr(extractor, "config") else 0
+    cfg = FeatureConfig.from_dict(extractor.config) if hasattr(extractor, "config") else None
+    # the margin readings, and the crossing readings after them, may be missing at the end
+    pads = {cfg.margin_dim, 2 * cfg.margin_dim if cfg.margin_cross else 0} - {0} if cfg else set()
 
     def fit(key: str) -> torch.Tensor | None:
         src, target = old.get(key), new[key]
@@ -637,7 +642,7 @@ def _fit_weights(
             return None
         if src.shape == target.shape:
             return src.to(target.dtype)
-        if margin and src.dim() == 2 and src.shape[0] == target.shape[0] and target.shape[1] - src.shape[1] == margin:
+        if src.dim() == 2 and src.shape[0] == target.shape[0] and target.shape[1] - src.shape[1] in pads:
             wide = torch.zeros_like(target)
             wide[:, : src.shape[1]] = src
             return wide

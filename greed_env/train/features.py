@@ -23,6 +23,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from greed_env.train.featurize import (
+    CROSS_SLACK,
     I_FINAL_ROUND,
     I_IN_HAND,
     I_MY_TURN,
@@ -58,6 +59,7 @@ class GreedFeatures(BaseFeaturesExtractor):
         self.register_buffer("score_lv", torch.as_tensor(cfg.score_levels()), persistent=False)
         self.margin = bool(cfg.margin_step)
         self.margin_final = bool(cfg.margin_final)
+        self.margin_cross = bool(cfg.margin_cross)
         self.register_buffer("margin_lv", torch.as_tensor(cfg.margin_levels()), persistent=False)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
@@ -82,10 +84,14 @@ class GreedFeatures(BaseFeaturesExtractor):
             margin = self._margin(x)
             lin = torch.clamp(margin / 1000.0, -MARGIN_CLIP, MARGIN_CLIP)
             lv = (margin >= self.margin_lv.view(1, -1)).float()
-            if self.margin_final:
-                gate = (x[:, I_FINAL_ROUND : I_FINAL_ROUND + 1] > 0.5).float()
-                lin, lv = lin * gate, lv * gate
-            parts += [lin, lv]
+            final = x[:, I_FINAL_ROUND : I_FINAL_ROUND + 1] > 0.5
+            gate = final.float() if self.margin_final else torch.ones_like(lin)
+            parts += [lin * gate, lv * gate]
+            if self.margin_cross:
+                turn = x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1]
+                after = (x[:, I_SCORE : I_SCORE + 1] + turn) * self.target
+                cross = (~final & (after >= self.target - CROSS_SLACK)).float()
+                parts += [lin * cross, lv * cross]
         return torch.cat(parts, dim=1)
 
     def _margin(self, x: torch.Tensor) -> torch.Tensor:

@@ -22,6 +22,14 @@ slowly. :func:`featurize` appends exact, parameter-free readings of the same ent
   reaches the target just ahead of an opponent close to it loses), and a network that reads
   the margin everywhere carries "bank once ahead" from the final round over to the turn
   before it.
+* with ``margin_cross`` as well (``--features margin-cross``): a second copy of the margin
+  readings, read only before a final round and only when banking would reach the target, that
+  is when banking starts the final round and the margin is what the others must beat in it.
+  Banking there with a small margin over an opponent close to the target hands that opponent a
+  last turn that needs little (in ``ten_thousand``, me 9,700, opponent 9,850, 300 on the table:
+  banking wins 6%, rolling on 45%), which is neither the final round's rule (bank once ahead)
+  nor the rest of the game's. The crossing readings come after the margin readings, so a
+  ``margin-final`` network is a ``margin-cross`` one whose weights on them are zero.
 
 The torch module :class:`greed_env.train.features.GreedFeatures` computes the same thing inside
 the policy network, so saved models, exported ONNX graphs and :class:`NumpyPolicy` all see the
@@ -60,6 +68,9 @@ I_FINAL_ROUND = OBS_INDEX["final_round"]
 MAX_SEATS = I_SCORE - I_PRESENT
 MARGIN_CLIP = 10.0
 """The linear margin reading is clipped to +-10,000 points."""
+CROSS_SLACK = 0.5
+"""Points under the target at which banking counts as reaching it (scores are whole points; the
+slack absorbs float rounding of the scaled observation)."""
 
 
 @dataclass(frozen=True)
@@ -75,12 +86,16 @@ class FeatureConfig:
     margin_low: int = 0
     margin_high: int = 0
     margin_final: bool = False
+    margin_cross: bool = False
     version: int = FEATURES_VERSION
 
     @classmethod
-    def for_rules(cls, rules: Rules, margin: bool = False, final_only: bool = False) -> FeatureConfig:
+    def for_rules(
+        cls, rules: Rules, margin: bool = False, final_only: bool = False, cross: bool = False
+    ) -> FeatureConfig:
         """The readings for ``rules``; ``margin`` adds the margin after banking (``final_only``:
-        read in final rounds only, zero elsewhere).
+        read in final rounds only, zero elsewhere; ``cross``: and a copy read when banking would
+        reach the target before a final round).
 
         The margin thermometer spans -30% .. +10% of the target in 50-point steps
         (-3,000 .. +1,000 in ``ten_thousand``): final-round deficits and the lead worth
@@ -92,7 +107,13 @@ class FeatureConfig:
         low = -step * max(1, (3 * rules.target) // (10 * step))
         high = step * max(1, rules.target // (10 * step))
         return cls(
-            rules.num_dice, rules.target, margin_step=step, margin_low=low, margin_high=high, margin_final=final_only
+            rules.num_dice,
+            rules.target,
+            margin_step=step,
+            margin_low=low,
+            margin_high=high,
+            margin_final=final_only,
+            margin_cross=cross,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,8 +132,8 @@ class FeatureConfig:
         cfg = cls(**fields)
         if cfg.margin_step < 0 or (cfg.margin_step and cfg.margin_low >= cfg.margin_high):
             raise ValueError(f"bad margin readings {cfg.margin_low}..{cfg.margin_high} by {cfg.margin_step}")
-        if cfg.margin_final and not cfg.margin_step:
-            raise ValueError("margin_final needs the margin readings (margin_step > 0)")
+        if (cfg.margin_final or cfg.margin_cross) and not cfg.margin_step:
+            raise ValueError("margin_final and margin_cross need the margin readings (margin_step > 0)")
         return cfg
 
     def dice_levels(self) -> np.ndarray:
@@ -140,7 +161,7 @@ class FeatureConfig:
     @property
     def extra_dim(self) -> int:
         base = 7 * self.num_dice + 1 + len(self.point_levels()) + 2 * len(self.score_levels())
-        return base + self.margin_dim
+        return base + self.margin_dim * (2 if self.margin_cross else 1)
 
     def out_dim(self, obs_dim: int) -> int:
         return obs_dim + self.extra_dim
@@ -163,9 +184,20 @@ def featurize(obs: np.ndarray, cfg: FeatureConfig) -> np.ndarray:
     if cfg.margin_step:
         margin = margin_points(x, target)
         lin = np.clip(margin / np.float32(1000.0), -MARGIN_CLIP, MARGIN_CLIP)
-        gate = x[:, I_FINAL_ROUND : I_FINAL_ROUND + 1] > 0.5 if cfg.margin_final else np.True_
-        parts += [lin * gate, (margin >= cfg.margin_levels()[None, :]) & gate]
+        thermo = margin >= cfg.margin_levels()[None, :]
+        final = x[:, I_FINAL_ROUND : I_FINAL_ROUND + 1] > 0.5
+        gate = final if cfg.margin_final else np.True_
+        parts += [lin * gate, thermo & gate]
+        if cfg.margin_cross:
+            cross = ~final & (banked_after(x, target) >= target - np.float32(CROSS_SLACK))
+            parts += [lin * cross, thermo & cross]
     return np.concatenate([p.astype(np.float32) for p in parts], axis=1)
+
+
+def banked_after(x: np.ndarray, target: np.float32) -> np.ndarray:
+    """``(B, 1)`` my banked score after banking now: my score plus the turn total on my turn."""
+    mine = x[:, I_SCORE : I_SCORE + 1] + x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1]
+    return (mine * target).astype(np.float32)
 
 
 def margin_points(x: np.ndarray, target: np.float32) -> np.ndarray:
