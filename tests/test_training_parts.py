@@ -229,11 +229,28 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
     old.save(tmp_path / "old.zip")
     new = MaskablePPO(_policy_class(wide), env, policy_kwargs=_policy_kwargs(wide, rules), device="cpu", seed=1)
     _init_weights(new, tmp_path / "old.zip", rules)
+    # the crossing readings come last: padded from a model without any margin readings, and
+    # from one with the final-round ones
+    cross = duel.Args(net_width=16, features="margin-cross")
+    final = duel.Args(net_width=16, features="margin-final")
+    via = MaskablePPO(_policy_class(final), env, policy_kwargs=_policy_kwargs(final, rules), device="cpu", seed=2)
+    _init_weights(via, tmp_path / "old.zip", rules)
+    via.save(tmp_path / "final.zip")
+    crossed = []
+    for source in ("old.zip", "final.zip"):
+        m = MaskablePPO(_policy_class(cross), env, policy_kwargs=_policy_kwargs(cross, rules), device="cpu", seed=3)
+        _init_weights(m, tmp_path / source, rules)
+        crossed.append(NumpyPolicy.from_sb3(m))
+        first = m.policy.mlp_extractor.policy_net[0].weight
+        before = MaskablePPO.load(tmp_path / source, device="cpu").policy.mlp_extractor.policy_net[0].weight
+        assert torch.equal(first[:, : before.shape[1]], before) and not first[:, before.shape[1] :].any()
     a, b = NumpyPolicy.from_sb3(old), NumpyPolicy.from_sb3(new)
     assert b.features is not None and b.features.margin_step == 50
+    assert all(c.features is not None and c.features.margin_cross for c in crossed)
     obs, info = env.reset(seed=2)
     for _ in range(200):
-        assert np.allclose(a.logits(obs[None]), b.logits(obs[None]), atol=1e-5)
+        for other_policy in (b, *crossed):
+            assert np.allclose(a.logits(obs[None]), other_policy.logits(obs[None]), atol=1e-5)
         obs, _, terminated, truncated, info = env.step(int(a.act(obs[None], info["action_mask"][None])[0]))
         if terminated or truncated:
             obs, info = env.reset()
