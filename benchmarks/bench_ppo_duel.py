@@ -16,6 +16,12 @@ and the first periodic evaluation (40,000 games) at or above ``--goal`` with the
 used by then (both stages). A last row gives mean, standard deviation and the worst seed. A
 finished run is not trained again, so rerunning the command only re-collects the table.
 
+With ``--fresh-seed S`` each final model is also played over ``--fresh-games`` games drawn
+from evaluation seed S (``greed eval --seed S``), games no run has seen: the card's evaluation
+uses the runs' ``--eval-seed`` (12,345), the same games for every run and every periodic
+evaluation, so a model picked or a recipe tuned on it reads high there. The result is kept in
+the run directory (``fresh_eval_S.json``), so rerunning the command only re-collects it.
+
 With ``--after TAG`` the duel stage starts instead from the finished duel run of ``TAG`` (same
 seed, same ``--runs-dir``), a further stage; its row counts the CPU of every stage before it
 (followed through the cards' ``init_from``).
@@ -117,16 +123,40 @@ def earlier_cpu_min(run: Path) -> float:
     return total
 
 
-def collect(duel_run: Path, goal: float) -> dict[str, Any]:
+def fresh_eval(duel_run: Path, seed: int, games: int) -> dict[str, Any]:
+    """The final model's win rate over ``games`` games of evaluation seed ``seed`` (``greed eval
+    --json``), computed once and kept in the run directory."""
+    path = duel_run / f"fresh_eval_{seed}.json"
+    if path.is_file():
+        data = json.loads(path.read_text())
+        if data.get("episodes") == games:
+            return data
+    cmd = [
+        sys.executable, "-m", "greed_env.cli", "eval", str(duel_run / "model.zip"), "--objective", "duel",
+        "--episodes", str(games), "--seed", str(seed), "--regret-episodes", "0", "--json", "--no-progress",
+    ]  # fmt: skip
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    data = json.loads(out)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+    return data
+
+
+def collect(duel_run: Path, goal: float, fresh: tuple[int, int] | None = None) -> dict[str, Any]:
     """One seed's row from the cards of the duel run and the runs it started from (their CPU
-    time is counted, however many stages), and the duel run's evaluation log."""
+    time is counted, however many stages), and the duel run's evaluation log; with ``fresh``
+    (seed, games), also the final model's win rate on those held-out games."""
     duel = json.loads((duel_run / "model.json").read_text())
     ev = duel["evaluation"]
     turn_cpu = earlier_cpu_min(duel_run)
     with (duel_run / "eval.csv").open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     reached = next((r for r in rows if float(r["value"]) >= goal), None)
+    held_out = fresh_eval(duel_run, *fresh) if fresh else None
     return {
+        "fresh_win": held_out["mean"] if held_out else None,
+        "fresh_ci95": held_out["ci95"] if held_out else None,
         "seed": duel["args"]["seed"],
         "turn_cpu_min": turn_cpu,
         "duel_steps": duel["steps"],
@@ -141,25 +171,37 @@ def collect(duel_run: Path, goal: float) -> dict[str, Any]:
     }
 
 
-def table(rows: list[dict[str, Any]], goal: float) -> str:
+def _spread(values: list[float]) -> str:
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):.2f}% ± {sd:.2f} (sd), worst {min(values):.2f}%"
+
+
+def table(rows: list[dict[str, Any]], goal: float, fresh_seed: int | None = None) -> str:
+    fresh = fresh_seed is not None
     head = (
         "| seed | earlier stages CPU min | duel steps | duel CPU min | total CPU min | "
         f"win rate vs optimal-duel (95% CI) | first eval >= {100 * goal:.1f}% (duel step, total CPU min) |"
     )
-    lines = [head, "|---|---|---|---|---|---|---|"]
+    if fresh:
+        head += f" held-out games, evaluation seed {fresh_seed} (95% CI) |"
+    lines = [head, "|---|---|---|---|---|---|---|" + ("---|" if fresh else "")]
     for r in rows:
         when = f"{r['goal_step']:,}, {r['goal_cpu_min']:.1f}" if r["goal_step"] is not None else "not reached"
-        lines.append(
+        line = (
             f"| {r['seed']} | {r['turn_cpu_min']:.1f} | {r['duel_steps']:,} | {r['duel_cpu_min']:.1f} | "
             f"{r['total_cpu_min']:.1f} | {100 * r['win']:.2f}% ± {100 * r['ci95']:.2f} "
             f"({r['games']:,} games) | {when} |"
         )
-    wins = [100 * r["win"] for r in rows]
-    sd = statistics.stdev(wins) if len(wins) > 1 else 0.0
-    lines.append(
+        if fresh:
+            line += f" {100 * r['fresh_win']:.2f}% ± {100 * r['fresh_ci95']:.2f} |"
+        lines.append(line)
+    last = (
         f"| all ({len(rows)}) | | | | {statistics.median(r['total_cpu_min'] for r in rows):.1f} (median) | "
-        f"{statistics.mean(wins):.2f}% ± {sd:.2f} (sd), worst {min(wins):.2f}% | |"
+        f"{_spread([100 * r['win'] for r in rows])} | |"
     )
+    if fresh:
+        last += f" {_spread([100 * r['fresh_win'] for r in rows])} |"
+    lines.append(last)
     return "\n".join(lines)
 
 
@@ -177,17 +219,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--after", default=None, help="start from this tag's finished duel runs")
     ap.add_argument("--goal", type=float, default=0.495, help="win rate to time")
     ap.add_argument("--json", default=None, help="also write the rows here")
+    ap.add_argument("--fresh-seed", type=int, default=None, help="also play each final model on this evaluation seed")
+    ap.add_argument("--fresh-games", type=int, default=100_000, help="games of the --fresh-seed evaluation")
     ns = ap.parse_args(argv)
     rc = bench_ppo.run_seeds(ns.seeds, ns.jobs, lambda seed: run_seed(ns, seed, extra))
     if rc:
         return rc
-    rows = [collect(Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.tag), ns.goal) for s in ns.seeds]
+    fresh = (ns.fresh_seed, ns.fresh_games) if ns.fresh_seed is not None else None
+    rows = [collect(Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.tag), ns.goal, fresh) for s in ns.seeds]
     after = f" and the duel runs tagged {ns.after}" if ns.after else ""
     heading = (
         f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "
         f"{ns.turn_steps:,} turn steps{after}; duel recipe: {' '.join(DUEL_RECIPE + extra)}"
     )
-    bench_ppo.report(heading, table(rows, ns.goal), rows, ns.json)
+    bench_ppo.report(heading, table(rows, ns.goal, ns.fresh_seed), rows, ns.json)
     return 0
 
 

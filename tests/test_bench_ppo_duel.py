@@ -1,0 +1,49 @@
+"""The duel benchmark's bookkeeping: CPU followed through the stages, and the held-out column."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+bench = pytest.importorskip("bench_ppo_duel")
+
+
+def _run(path: Path, card: dict, evals: list[tuple[int, float, float]] | None = None) -> Path:
+    path.mkdir(parents=True)
+    (path / "model.json").write_text(json.dumps(card))
+    if evals is not None:
+        rows = ["step,cpu_s,value"] + [f"{step},{cpu},{value}" for step, cpu, value in evals]
+        (path / "eval.csv").write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_rows_count_every_stage_and_read_the_held_out_games(tmp_path: Path) -> None:
+    turn = _run(tmp_path / "turn", {"cpu_time_s": 600.0, "args": {"init_from": None}})
+    duel = _run(
+        tmp_path / "duel",
+        {
+            "cpu_time_s": 1200.0,
+            "steps": 3_000_000,
+            "args": {"seed": 4, "init_from": str(turn / "model.zip")},
+            "evaluation": {"mean": 0.4954, "ci95": 0.0031, "episodes": 100_000},
+        },
+        [(0, 10.0, 0.48), (500_000, 300.0, 0.496), (1_000_000, 600.0, 0.49)],
+    )
+    (duel / "fresh_eval_7.json").write_text(json.dumps({"episodes": 1000, "mean": 0.4877, "ci95": 0.0031}))
+    row = bench.collect(duel, 0.495, (7, 1000))
+    assert row["turn_cpu_min"] == pytest.approx(10.0) and row["total_cpu_min"] == pytest.approx(30.0)
+    assert row["goal_step"] == 500_000 and row["goal_cpu_min"] == pytest.approx(15.0)
+    assert row["fresh_win"] == 0.4877
+    text = bench.table([row, {**row, "seed": 5, "win": 0.4854, "fresh_win": 0.4817}], 0.495, 7)
+    assert "held-out games, evaluation seed 7" in text
+    assert "| 49.54% ± 0.31 (100,000 games) | 500,000, 15.0 | 48.77% ± 0.31 |" in text
+    assert text.splitlines()[-1].endswith("| 49.04% ± 0.71 (sd), worst 48.54% | | 48.47% ± 0.42 (sd), worst 48.17% |")
+    assert "held-out" not in bench.table([row], 0.495)
+    # a stage whose card names a start that never finished is refused
+    orphan = _run(tmp_path / "orphan", {"cpu_time_s": 1.0, "args": {"init_from": str(tmp_path / "gone" / "model.zip")}})
+    with pytest.raises(SystemExit, match="cannot follow --init-from"):
+        bench.earlier_cpu_min(orphan)
