@@ -240,7 +240,8 @@ class PPOArgs:
     init_from: str | None = None
     """start a fresh run from the weights of this model zip (same rules and network shape; a
     model without the margin readings can start a --features margin(-final) run, their weights
-    at 0; a value network of another size (--vf-width / --vf-depth) starts afresh)"""
+    at 0; a wider value network (--vf-width) starts as the same function, one of another depth
+    (--vf-depth) afresh)"""
     init_temperature: float = 1.0
     """divide the --init-from policy's logits of the moves other than keeps (bank, roll on, ...)
     by this (>= 1): its greedy moves stay the same, but bank-or-roll choices it had all but

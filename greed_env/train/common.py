@@ -624,10 +624,10 @@ def _fit_weights(
 
     Three differences are bridged. Margin readings (or crossing readings) the old network lacks
     are the last inputs of the first layers; a network without them is the same function as one
-    whose weights on them are zero, so those columns start at zero. A wider value network (``--vf-width``, same depth)
-    is the same function as the old one: the old units keep their weights and see only the old
-    inputs, the new units start from the new model's initial weights and their outgoing
-    weights are zero (so they learn from the first update on). A value network of another depth
+    whose weights on them are zero, so those columns start at zero. A wider value network
+    (``--vf-width``, same depth) is the same function as the old one: the old units keep their
+    weights and see only the old inputs, the new units start from the new model's initial
+    weights and their outgoing weights are zero (so they learn from the first update on). A value network of another depth
     keeps the new model's initial weights, all of it, never a mix of layers. The optimizer
     starts afresh either way.
     """
@@ -657,6 +657,7 @@ def _fit_weights(
             if value is None:
                 return None
             out[key] = value
+
     def widen(key: str) -> torch.Tensor | None:
         src, target = old.get(key), new[key]
         if src is None or src.dim() != target.dim():
@@ -674,7 +675,7 @@ def _fit_weights(
     critic = {key: widen(key) for key in new if _is_critic(key)}
     fresh = {k for k in old if _is_critic(k)} != set(critic) or any(v is None for v in critic.values())
     for key, value in critic.items():
-        out[key] = new[key] if fresh or value is None else value
+        out[key] = value if value is not None and not fresh else new[key]
     return out, fresh
 
 
