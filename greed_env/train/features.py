@@ -88,9 +88,7 @@ class GreedFeatures(BaseFeaturesExtractor):
             gate = final.float() if self.margin_final else torch.ones_like(lin)
             parts += [lin * gate, lv * gate]
             if self.margin_cross:
-                turn = x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1]
-                after = (x[:, I_SCORE : I_SCORE + 1] + turn) * self.target
-                cross = (~final & (after >= self.target - CROSS_SLACK)).float()
+                cross = (~final & (self._banked_after(x) >= self.target - CROSS_SLACK)).float()
                 parts += [lin * cross, lv * cross]
         return torch.cat(parts, dim=1)
 
@@ -101,8 +99,12 @@ class GreedFeatures(BaseFeaturesExtractor):
         floor = torch.full_like(scores[:, 1:], -1e9)
         others = torch.where(present, scores[:, 1:], floor).max(dim=1, keepdim=True).values
         others = torch.where(others > -1e8, others, torch.zeros_like(others))
+        return self._banked_after(x) - others
+
+    def _banked_after(self, x: torch.Tensor) -> torch.Tensor:
+        """:func:`greed_env.train.featurize.banked_after` in torch."""
         turn = x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1] * self.target
-        return scores[:, :1] + turn - others
+        return x[:, I_SCORE : I_SCORE + 1] * self.target + turn
 
 
 class StructuredActionHead(torch.nn.Module):

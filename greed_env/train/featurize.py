@@ -196,8 +196,8 @@ def featurize(obs: np.ndarray, cfg: FeatureConfig) -> np.ndarray:
 
 def banked_after(x: np.ndarray, target: np.float32) -> np.ndarray:
     """``(B, 1)`` my banked score after banking now: my score plus the turn total on my turn."""
-    mine = x[:, I_SCORE : I_SCORE + 1] + x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1]
-    return (mine * target).astype(np.float32)
+    turn = x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1] * target
+    return (x[:, I_SCORE : I_SCORE + 1] * target + turn).astype(np.float32)
 
 
 def margin_points(x: np.ndarray, target: np.float32) -> np.ndarray:
@@ -207,8 +207,7 @@ def margin_points(x: np.ndarray, target: np.float32) -> np.ndarray:
     present = x[:, I_PRESENT + 1 : I_PRESENT + MAX_SEATS] > 0.5
     others = np.where(present, scores[:, 1:], -np.inf).max(axis=1, keepdims=True)
     others = np.where(np.isfinite(others), others, 0.0)
-    mine = scores[:, :1] + x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1] * target
-    return (mine - others).astype(np.float32)
+    return (banked_after(x, target) - others).astype(np.float32)
 
 
 def action_features(rules: Rules) -> np.ndarray:
