@@ -194,46 +194,6 @@ def test_crossing_readings_copy_the_margin_only_when_banking_reaches_the_target_
     assert min(counts.values()) > 20, counts
 
 
-def test_gained_thermometer_is_the_final_round_thermometer_times_the_gain() -> None:
-    pytest.importorskip("torch")
-    import gymnasium as gym
-    import torch
-
-    from greed_env.envs.observation import encode_observation
-    from greed_env.train.curriculum import final_round_start
-    from greed_env.train.features import GreedFeatures
-    from greed_env.train.featurize import MARGIN_GAIN
-
-    rules = preset("ten_thousand")
-    cross = FeatureConfig.for_rules(rules, margin=True, final_only=True, cross=True)
-    gained = FeatureConfig.for_rules(rules, margin=True, final_only=True, cross=True, gain=MARGIN_GAIN)
-    assert FeatureConfig.from_dict(gained.to_dict()) == gained
-    assert gained.tail_dims == (cross.margin_dim, cross.margin_dim, cross.margin_dim - 1)
-    for bad, message in (({"margin_gain": -1.0}, "must be 0, or > 0"), ({"margin_final": False}, "must be 0, or > 0")):
-        with pytest.raises(ValueError, match=message):
-            FeatureConfig.from_dict({**gained.to_dict(), **bad})
-    rng = np.random.default_rng(4)
-    env = gym.make("greed_env/Duel-v0", rules=rules, opponent="optimal")
-    module = GreedFeatures(env.observation_space, gained.to_dict())
-    finals = [encode_observation(rules, final_round_start(rules, 0, rng, near=True, warmup=3)) for _ in range(200)]
-    obs, info = env.reset(seed=1)
-    earlier = []
-    while len(earlier) < 200:
-        earlier.append(obs)
-        obs, _, terminated, truncated, info = env.step(rng.choice(np.flatnonzero(info["action_mask"])))
-        if terminated or truncated:
-            obs, info = env.reset()
-    batch = np.stack(finals + earlier)
-    f = featurize(batch, gained)
-    assert np.array_equal(f, module(torch.as_tensor(batch)).numpy())
-    k = gained.margin_dim - 1
-    assert np.array_equal(f[:, :-k], featurize(batch, cross))
-    # final-round rows: the gain times the final-round thermometer (before the crossing block)
-    final_thermo = featurize(batch, cross)[:, -2 * k - 1 : -k - 1]
-    assert np.array_equal(f[:200, -k:], MARGIN_GAIN * final_thermo[:200]) and f[:200, -k:].any()
-    assert not f[200:, -k:].any()
-
-
 def test_feature_config_reads_version_1_and_refuses_bad_ones() -> None:
     rules = preset("ten_thousand")
     old = {"num_dice": 6, "target": 10_000, "points_step": 50, "points_max": 3000, "score_step": 250, "version": 1}
@@ -284,19 +244,9 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
         first = m.policy.mlp_extractor.policy_net[0].weight
         before = MaskablePPO.load(tmp_path / source, device="cpu").policy.mlp_extractor.policy_net[0].weight
         assert torch.equal(first[:, : before.shape[1]], before) and not first[:, before.shape[1] :].any()
-    gain = duel.Args(net_width=16, features="margin-gain")
-    via.save(tmp_path / "final.zip")
-    m = MaskablePPO(_policy_class(cross), env, policy_kwargs=_policy_kwargs(cross, rules), device="cpu", seed=4)
-    _init_weights(m, tmp_path / "final.zip", rules)
-    m.save(tmp_path / "cross.zip")
-    for source in ("old.zip", "final.zip", "cross.zip"):
-        m = MaskablePPO(_policy_class(gain), env, policy_kwargs=_policy_kwargs(gain, rules), device="cpu", seed=5)
-        _init_weights(m, tmp_path / source, rules)
-        crossed.append(NumpyPolicy.from_sb3(m))
     a, b = NumpyPolicy.from_sb3(old), NumpyPolicy.from_sb3(new)
     assert b.features is not None and b.features.margin_step == 50
     assert all(c.features is not None and c.features.margin_cross for c in crossed)
-    assert [c.features.margin_gain > 0 for c in crossed if c.features is not None] == [False] * 2 + [True] * 3
     obs, info = env.reset(seed=2)
     for _ in range(200):
         for other_policy in (b, *crossed):

@@ -214,14 +214,12 @@ class PPOArgs:
     """gradient clipping norm"""
     target_kl: float | None = None
     """stop an update early once the approximate KL exceeds this (None: never)"""
-    features: Literal["greed", "margin", "margin-final", "margin-cross", "margin-gain", "none"] = "greed"
+    features: Literal["greed", "margin", "margin-final", "margin-cross", "none"] = "greed"
     """policy inputs: 'greed' appends exact readings of dice counts, dice in hand, turn total and
     scores to the observation (greed_env.train.featurize); 'margin' adds readings of the margin
     after banking over the best other seat (for games against opponents); 'margin-final' reads
     it in final rounds only (zero before); 'margin-cross' adds to those a copy read only when
-    banking would reach the target before a final round; 'margin-gain' adds to those a copy of
-    the final-round margin thermometer times 8 (its weights learn 8 times faster under Adam);
-    'none' feeds the observation alone"""
+    banking would reach the target before a final round; 'none' feeds the observation alone"""
     policy_head: Literal["structured", "plain"] = "structured"
     """action logits: 'structured' adds a shared term driven by each keep's points and dice count
     (rare keeps learn from common ones; greed_env.train.features), 'plain' is one linear layer"""

@@ -54,7 +54,7 @@ from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
 from greed_env.rules import Rules
 from greed_env.train.args import PPOArgs, run_name
-from greed_env.train.featurize import MARGIN_GAIN, FeatureConfig, action_features
+from greed_env.train.featurize import FeatureConfig, action_features
 from greed_env.train.policy import NumpyPolicy
 
 __all__ = [
@@ -529,15 +529,14 @@ def _policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
     layers = [args.net_width] * args.net_depth
     critic = [args.vf_width or args.net_width] * (args.vf_depth or args.net_depth)
     kwargs: dict[str, Any] = {"net_arch": {"pi": layers, "vf": critic}, "activation_fn": act}
-    if args.features in ("greed", "margin", "margin-final", "margin-cross", "margin-gain"):
+    if args.features in ("greed", "margin", "margin-final", "margin-cross"):
         from greed_env.train.features import GreedFeatures
 
         cfg = FeatureConfig.for_rules(
             rules,
             margin=args.features.startswith("margin"),
-            final_only=args.features in ("margin-final", "margin-cross", "margin-gain"),
-            cross=args.features in ("margin-cross", "margin-gain"),
-            gain=MARGIN_GAIN if args.features == "margin-gain" else 0.0,
+            final_only=args.features in ("margin-final", "margin-cross"),
+            cross=args.features == "margin-cross",
         )
         kwargs["features_extractor_class"] = GreedFeatures
         kwargs["features_extractor_kwargs"] = {"config": cfg.to_dict()}
@@ -623,10 +622,9 @@ def _fit_weights(
     """``old`` fitted to ``model``'s policy whose initial weights are ``new``, and whether its
     value network starts afresh; None when the policy (actor) does not fit.
 
-    Three differences are bridged. Margin readings (or crossing readings, or the gained
-    thermometer) the old network lacks are the last inputs of the first layers; a network
-    without them is the same function as one whose weights on them are zero, so those columns
-    start at zero. A wider value network
+    Three differences are bridged. Margin readings (or crossing readings) the old network lacks
+    are the last inputs of the first layers; a network without them is the same function as one
+    whose weights on them are zero, so those columns start at zero. A wider value network
     (``--vf-width``, same depth) is the same function as the old one: the old units keep their
     weights and see only the old inputs, the new units start from the new model's initial
     weights and their outgoing weights are zero (so they learn from the first update on). A value network of another depth
@@ -635,9 +633,8 @@ def _fit_weights(
     """
     extractor = model.policy.features_extractor
     cfg = FeatureConfig.from_dict(extractor.config) if hasattr(extractor, "config") else None
-    # the last few optional reading blocks (margin, crossing, gained thermometer) may be missing
-    tail = cfg.tail_dims if cfg else ()
-    pads = {sum(tail[k:]) for k in range(len(tail))}
+    # the margin readings, and the crossing readings after them, may be missing at the end
+    pads = {cfg.margin_dim, 2 * cfg.margin_dim if cfg.margin_cross else 0} - {0} if cfg else set()
 
     def fit(key: str) -> torch.Tensor | None:
         src, target = old.get(key), new[key]

@@ -60,7 +60,6 @@ class GreedFeatures(BaseFeaturesExtractor):
         self.margin = bool(cfg.margin_step)
         self.margin_final = bool(cfg.margin_final)
         self.margin_cross = bool(cfg.margin_cross)
-        self.margin_gain = float(cfg.margin_gain)
         self.register_buffer("margin_lv", torch.as_tensor(cfg.margin_levels()), persistent=False)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
@@ -91,8 +90,6 @@ class GreedFeatures(BaseFeaturesExtractor):
             if self.margin_cross:
                 cross = (~final & (self._banked_after(x) >= self.target - CROSS_SLACK)).float()
                 parts += [lin * cross, lv * cross]
-            if self.margin_gain:
-                parts.append(lv * final.float() * self.margin_gain)
         return torch.cat(parts, dim=1)
 
     def _margin(self, x: torch.Tensor) -> torch.Tensor:

@@ -30,13 +30,6 @@ slowly. :func:`featurize` appends exact, parameter-free readings of the same ent
   banking wins 6%, rolling on 45%), which is neither the final round's rule (bank once ahead)
   nor the rest of the game's. The crossing readings come after the margin readings, so a
   ``margin-final`` network is a ``margin-cross`` one whose weights on them are zero.
-* with ``margin_gain`` > 0 as well (``--features margin-gain``): a copy of the final-round
-  margin thermometer multiplied by ``margin_gain``, appended last. The last turn of a duel
-  turns on sharp thresholds of that thermometer (bank as soon as the margin is positive, not
-  50 points later), and Adam moves every weight by about the learning rate per update whatever
-  its input's scale, so a column read ``margin_gain`` times larger moves the first layer's
-  pre-activations that many times faster on rare final-round positions. A network without the
-  copy is one whose weights on it are zero.
 
 The torch module :class:`greed_env.train.features.GreedFeatures` computes the same thing inside
 the policy network, so saved models, exported ONNX graphs and :class:`NumpyPolicy` all see the
@@ -61,7 +54,7 @@ from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_INDEX
 from greed_env.rules import IllegalKeep, Rules, read_keep
 
-__all__ = ["FEATURES_VERSION", "MARGIN_GAIN", "FeatureConfig", "action_features", "featurize"]
+__all__ = ["FEATURES_VERSION", "FeatureConfig", "action_features", "featurize"]
 
 FEATURES_VERSION = 2
 
@@ -75,8 +68,6 @@ I_FINAL_ROUND = OBS_INDEX["final_round"]
 MAX_SEATS = I_SCORE - I_PRESENT
 MARGIN_CLIP = 10.0
 """The linear margin reading is clipped to +-10,000 points."""
-MARGIN_GAIN = 8.0
-"""The gain of ``--features margin-gain``'s copy of the final-round margin thermometer."""
 CROSS_SLACK = 0.5
 """Points under the target at which banking counts as reaching it (scores are whole points; the
 slack absorbs float rounding of the scaled observation)."""
@@ -96,17 +87,15 @@ class FeatureConfig:
     margin_high: int = 0
     margin_final: bool = False
     margin_cross: bool = False
-    margin_gain: float = 0.0
     version: int = FEATURES_VERSION
 
     @classmethod
     def for_rules(
-        cls, rules: Rules, margin: bool = False, final_only: bool = False, cross: bool = False, gain: float = 0.0
+        cls, rules: Rules, margin: bool = False, final_only: bool = False, cross: bool = False
     ) -> FeatureConfig:
         """The readings for ``rules``; ``margin`` adds the margin after banking (``final_only``:
         read in final rounds only, zero elsewhere; ``cross``: and a copy read when banking would
-        reach the target before a final round; ``gain``: and a copy of the final-round
-        thermometer times ``gain``).
+        reach the target before a final round).
 
         The margin thermometer spans -30% .. +10% of the target in 50-point steps
         (-3,000 .. +1,000 in ``ten_thousand``): final-round deficits and the lead worth
@@ -125,7 +114,6 @@ class FeatureConfig:
             margin_high=high,
             margin_final=final_only,
             margin_cross=cross,
-            margin_gain=gain,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -144,10 +132,8 @@ class FeatureConfig:
         cfg = cls(**fields)
         if cfg.margin_step < 0 or (cfg.margin_step and cfg.margin_low >= cfg.margin_high):
             raise ValueError(f"bad margin readings {cfg.margin_low}..{cfg.margin_high} by {cfg.margin_step}")
-        if (cfg.margin_final or cfg.margin_cross or cfg.margin_gain) and not cfg.margin_step:
-            raise ValueError("margin_final, margin_cross and margin_gain need the margin readings (margin_step > 0)")
-        if cfg.margin_gain < 0 or (cfg.margin_gain and not cfg.margin_final):
-            raise ValueError(f"margin_gain {cfg.margin_gain} must be 0, or > 0 with final-round readings")
+        if (cfg.margin_final or cfg.margin_cross) and not cfg.margin_step:
+            raise ValueError("margin_final and margin_cross need the margin readings (margin_step > 0)")
         return cfg
 
     def dice_levels(self) -> np.ndarray:
@@ -173,21 +159,9 @@ class FeatureConfig:
         return 1 + len(self.margin_levels()) if self.margin_step else 0
 
     @property
-    def tail_dims(self) -> tuple[int, ...]:
-        """Sizes of the optional reading blocks at the end, in order: margin, crossing, gained
-        thermometer (those present). A network lacking the last few is the same function as one
-        whose weights on them are zero."""
-        dims = [self.margin_dim] if self.margin_step else []
-        if self.margin_cross:
-            dims.append(self.margin_dim)
-        if self.margin_gain:
-            dims.append(self.margin_dim - 1)
-        return tuple(dims)
-
-    @property
     def extra_dim(self) -> int:
         base = 7 * self.num_dice + 1 + len(self.point_levels()) + 2 * len(self.score_levels())
-        return base + sum(self.tail_dims)
+        return base + self.margin_dim * (2 if self.margin_cross else 1)
 
     def out_dim(self, obs_dim: int) -> int:
         return obs_dim + self.extra_dim
@@ -217,8 +191,6 @@ def featurize(obs: np.ndarray, cfg: FeatureConfig) -> np.ndarray:
         if cfg.margin_cross:
             cross = ~final & (banked_after(x, target) >= target - np.float32(CROSS_SLACK))
             parts += [lin * cross, thermo & cross]
-        if cfg.margin_gain:
-            parts.append((thermo & final) * np.float32(cfg.margin_gain))
     return np.concatenate([p.astype(np.float32) for p in parts], axis=1)
 
 
