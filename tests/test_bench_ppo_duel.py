@@ -43,6 +43,16 @@ def test_rows_count_every_stage_and_read_the_held_out_games(tmp_path: Path) -> N
     assert "| 49.54% ± 0.31 (100,000 games) | 500,000, 15.0 | 48.77% ± 0.31 |" in text
     assert text.splitlines()[-1].endswith("| 49.04% ± 0.71 (sd), worst 48.54% | | 48.47% ± 0.42 (sd), worst 48.17% |")
     assert "held-out" not in bench.table([row], 0.495)
+    # the regret estimate's column, read from its own cached evaluation
+    (duel / "regret_eval_5.json").write_text(
+        json.dumps({"episodes": 2000, "mean": 0.49, "regret_estimate": 0.4924, "regret_estimate_ci95": 0.0009})
+    )
+    both = bench.collect(duel, 0.495, (7, 1000), (5, 2000))
+    assert both["regret_win"] == 0.4924 and both["regret_games"] == 2000 and both["fresh_win"] == 0.4877
+    text = bench.table([both, {**both, "seed": 5, "regret_win": 0.4918}], 0.495, 7, 5)
+    assert "| 48.77% ± 0.31 | 49.24% ± 0.09 (2,000 games) |" in text
+    assert text.splitlines()[-1].endswith("| 49.21% ± 0.04 (sd), worst 49.18% |")
+    assert "0.5 - regret per game, evaluation seed 5 (95% CI)" in text.splitlines()[0]
     # a stage whose card names a start that never finished is refused
     orphan = _run(tmp_path / "orphan", {"cpu_time_s": 1.0, "args": {"init_from": str(tmp_path / "gone" / "model.zip")}})
     with pytest.raises(SystemExit, match="cannot follow --init-from"):
