@@ -25,9 +25,10 @@ the run directory (``fresh_eval_S.json``), so rerunning the command only re-coll
 With ``--regret-games N`` each final model also plays N games of evaluation seed
 ``--regret-seed`` (5) with the solver's regret of every one of its decisions measured, and the
 row gets the estimate ``0.5 - mean regret per game`` (``greed eval --regret-episodes``). Against
-``optimal-duel`` that is the win rate's expectation exactly (the optimal bot's values are what
-every decision gives away), and its spread is far smaller than the games' own +-1 outcomes: 2,000
-games give about +-0.09 points, where 100,000 played games give +-0.31 (``regret_eval_S.json``).
+``optimal-duel`` its expectation is the win rate's exactly (a game's expected result against
+optimal play is the optimal value less what the policy's own decisions give away by the solver's
+values), and its spread is far smaller than the games' own +-1 outcomes: 2,000 games give about
++-0.09 points, where 100,000 played games give +-0.31 (kept as ``regret_eval_S.json``).
 
 With ``--after TAG`` the duel stage starts instead from the finished duel run of ``TAG`` (same
 seed, same ``--runs-dir``), a further stage; its row counts the CPU of every stage before it
