@@ -257,10 +257,7 @@ def _logits_module(policy: Any) -> Any:
 
         def forward(self, obs: torch.Tensor) -> torch.Tensor:
             x = preprocess_obs(obs, self.observation_space, normalize_images=self.normalize_images)
-            features = self.extractor(x)
-            latent = self.mlp_extractor.forward_actor(features)
-            if getattr(self.action_net, "needs_context", False):  # the afterstate head
-                return self.action_net(latent, features)
+            latent = self.mlp_extractor.forward_actor(self.extractor(x))
             return self.action_net(latent)
 
     return PolicyLogits(policy).eval()

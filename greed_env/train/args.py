@@ -220,12 +220,9 @@ class PPOArgs:
     after banking over the best other seat (for games against opponents); 'margin-final' reads
     it in final rounds only (zero before); 'margin-cross' adds to those a copy read only when
     banking would reach the target before a final round; 'none' feeds the observation alone"""
-    policy_head: Literal["structured", "afterstate", "plain"] = "structured"
+    policy_head: Literal["structured", "plain"] = "structured"
     """action logits: 'structured' adds a shared term driven by each keep's points and dice count
-    (rare keeps learn from common ones; greed_env.train.features); 'afterstate' adds to that a
-    score of each keep's afterstate (turn total after it, dice left) read from curves the network
-    sets per position (order-free rules only; an --init-from structured model starts unchanged);
-    'plain' is one linear layer"""
+    (rare keeps learn from common ones; greed_env.train.features), 'plain' is one linear layer"""
     net_width: int = 128
     """units per hidden layer (policy and value networks are separate MLPs)"""
     net_depth: int = 2

@@ -54,7 +54,7 @@ from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
 from greed_env.rules import Rules
 from greed_env.train.args import PPOArgs, run_name
-from greed_env.train.featurize import AfterstateConfig, FeatureConfig, action_features
+from greed_env.train.featurize import FeatureConfig, action_features
 from greed_env.train.policy import NumpyPolicy
 
 __all__ = [
@@ -540,15 +540,13 @@ def _policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
         )
         kwargs["features_extractor_class"] = GreedFeatures
         kwargs["features_extractor_kwargs"] = {"config": cfg.to_dict()}
-    if args.policy_head in ("structured", "afterstate"):
+    if args.policy_head == "structured":
         kwargs["action_features"] = action_features(rules).tolist()
-    if args.policy_head == "afterstate":
-        kwargs["afterstate"] = AfterstateConfig.for_rules(rules).to_dict()
     return kwargs
 
 
 def _policy_class(args: PPOArgs) -> Any:
-    if args.policy_head in ("structured", "afterstate"):
+    if args.policy_head == "structured":
         from greed_env.train.features import GreedActorCriticPolicy
 
         return GreedActorCriticPolicy
@@ -612,7 +610,6 @@ def _soften(model: MaskablePPO, temperature: float, rules: Rules) -> None:
 
 
 _CRITIC_KEYS = ("mlp_extractor.value_net.", "value_net.")
-_AFTERSTATE_KEYS = ("action_net.after.", "action_net.points", "action_net.dice", "action_net.levels")
 
 
 def _is_critic(key: str) -> bool:
@@ -625,15 +622,14 @@ def _fit_weights(
     """``old`` fitted to ``model``'s policy whose initial weights are ``new``, and whether its
     value network starts afresh; None when the policy (actor) does not fit.
 
-    Four differences are bridged. Margin readings (or crossing readings) the old network lacks
+    Three differences are bridged. Margin readings (or crossing readings) the old network lacks
     are the last inputs of the first layers; a network without them is the same function as one
     whose weights on them are zero, so those columns start at zero. A wider value network
     (``--vf-width``, same depth) is the same function as the old one: the old units keep their
     weights and see only the old inputs, the new units start from the new model's initial
     weights and their outgoing weights are zero (so they learn from the first update on). A value network of another depth
-    keeps the new model's initial weights, all of it, never a mix of layers. An afterstate head
-    (``--policy-head afterstate``) over a structured one keeps the new model's initial afterstate
-    layer, which is zero: the same function. The optimizer starts afresh either way.
+    keeps the new model's initial weights, all of it, never a mix of layers. The optimizer
+    starts afresh either way.
     """
     extractor = model.policy.features_extractor
     cfg = FeatureConfig.from_dict(extractor.config) if hasattr(extractor, "config") else None
@@ -643,7 +639,7 @@ def _fit_weights(
     def fit(key: str) -> torch.Tensor | None:
         src, target = old.get(key), new[key]
         if src is None:
-            return target.clone() if key.startswith(_AFTERSTATE_KEYS) else None
+            return None
         if src.shape == target.shape:
             return src.to(target.dtype)
         if src.dim() == 2 and src.shape[0] == target.shape[0] and target.shape[1] - src.shape[1] in pads:
@@ -652,8 +648,7 @@ def _fit_weights(
             return wide
         return None
 
-    actor_old = {k for k in old if not _is_critic(k)}
-    if not actor_old <= {k for k in new if not _is_critic(k)}:
+    if {k for k in old if not _is_critic(k)} != {k for k in new if not _is_critic(k)}:
         return None
     out: dict[str, torch.Tensor] = {}
     for key in new:

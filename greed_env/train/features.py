@@ -9,13 +9,7 @@
   :func:`~greed_env.train.featurize.action_features` (a keep's points and dice count): still a
   linear map of the latent (:meth:`StructuredActionHead.effective`), so exported policies and
   :class:`~greed_env.train.policy.NumpyPolicy` see an ordinary linear layer.
-* :class:`AfterstateActionHead` (``--policy-head afterstate``) adds to the structured head a
-  term scoring each keep by its afterstate (turn total after it, dice left to roll) through
-  curves the latent sets per position (:class:`~greed_env.train.featurize.AfterstateConfig`).
-  It reads the observation besides the latent, so it is no longer one linear layer:
-  :class:`~greed_env.train.policy.NumpyPolicy` and the ONNX export compute the term
-  explicitly (:func:`~greed_env.train.featurize.afterstate_term` is the numpy reference).
-* :class:`GreedActorCriticPolicy` is sb3-contrib's masked actor-critic with those heads.
+* :class:`GreedActorCriticPolicy` is sb3-contrib's masked actor-critic with that head.
 """
 
 from __future__ import annotations
@@ -39,11 +33,10 @@ from greed_env.train.featurize import (
     I_TURN_TOTAL,
     MARGIN_CLIP,
     MAX_SEATS,
-    AfterstateConfig,
     FeatureConfig,
 )
 
-__all__ = ["AfterstateActionHead", "GreedActorCriticPolicy", "GreedFeatures", "StructuredActionHead"]
+__all__ = ["GreedActorCriticPolicy", "GreedFeatures", "StructuredActionHead"]
 
 
 class GreedFeatures(BaseFeaturesExtractor):
@@ -137,88 +130,17 @@ class StructuredActionHead(torch.nn.Module):
         return weight, bias
 
 
-class AfterstateActionHead(StructuredActionHead):
-    """The structured head plus a keep's afterstate score (see :class:`AfterstateConfig`).
-
-    ``forward(latent, context)`` needs the policy's input features (the observation comes first
-    in them) beside the latent; :class:`GreedActorCriticPolicy` hands them over. The layer
-    ``after`` setting the curves starts at zero, so the head starts as the structured head it
-    extends (an ``--init-from`` structured model keeps its play).
-    """
-
-    needs_context = True
-
-    def __init__(self, latent_dim: int, phi: np.ndarray, config: dict[str, Any]) -> None:
-        super().__init__(latent_dim, phi)
-        cfg = AfterstateConfig.from_dict(config)
-        if len(cfg.points) != phi.shape[0]:
-            raise ValueError(f"afterstate config has {len(cfg.points)} actions, the head {phi.shape[0]}")
-        self.config = cfg.to_dict()
-        self.num_dice = cfg.num_dice
-        self.width = cfg.width
-        self.target = float(cfg.target)
-        self.hot_dice = cfg.hot_dice
-        self.after = torch.nn.Linear(latent_dim, cfg.out_dim)
-        torch.nn.init.zeros_(self.after.weight)
-        torch.nn.init.zeros_(self.after.bias)
-        self.register_buffer("points", torch.as_tensor(np.asarray(cfg.points, np.float32)).view(1, -1))
-        self.register_buffer("dice", torch.as_tensor(np.asarray(cfg.dice, np.int64)).view(1, -1))
-        self.register_buffer("levels", torch.as_tensor(np.asarray(cfg.levels, np.float32)))
-        self.context: torch.Tensor | None = None
-
-    def term(self, latent: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
-        """The afterstate logits ``(B, n_actions)``, zero for non-keep moves."""
-        b = latent.shape[0]
-        total = context[:, I_TURN_TOTAL : I_TURN_TOTAL + 1] * self.target + self.points
-        rolled = torch.round(context[:, I_IN_HAND : I_IN_HAND + 1] * self.num_dice).long()
-        keep = self.dice > 0
-        left = rolled - self.dice
-        if self.hot_dice:
-            left = torch.where((left == 0) & keep, torch.full_like(left, self.num_dice), left)
-        left = left.clamp(0, self.num_dice)
-        if torch.onnx.is_in_onnx_export():  # ONNX has no bucketize: count the levels reached
-            reached = (total.unsqueeze(2) >= self.levels.view(1, 1, -1)).long().sum(dim=2)
-        else:  # the same count, without a (batch, actions, levels) comparison
-            reached = torch.bucketize(total, self.levels, right=True)
-        flat = left * self.width + reached
-        u = self.after(latent).view(b, self.num_dice + 1, self.width)
-        zero = torch.zeros_like(u[:, :, :1])
-        steps = torch.cat([zero, torch.cumsum(u[:, :, :-1], dim=2)], dim=2).reshape(b, -1)
-        slope = u[:, :, -1:].expand(-1, -1, self.width).reshape(b, -1)
-        value = steps.gather(1, flat) + slope.gather(1, flat) * (total / 1000.0)
-        return torch.where(keep, value, torch.zeros_like(value))
-
-    def forward(self, latent: torch.Tensor, context: torch.Tensor | None = None) -> torch.Tensor:
-        if context is None:
-            context, self.context = self.context, None
-        if context is None or context.shape[0] != latent.shape[0]:
-            raise RuntimeError("the afterstate head needs the policy's input features with the latent")
-        return super().forward(latent) + self.term(latent, context)
-
-
 class GreedActorCriticPolicy(MaskableActorCriticPolicy):
-    """sb3-contrib's ``MaskableActorCriticPolicy`` with a :class:`StructuredActionHead`, or an
-    :class:`AfterstateActionHead`.
+    """sb3-contrib's ``MaskableActorCriticPolicy`` with a :class:`StructuredActionHead`.
 
     Args:
         action_features: the ``(n_actions, k)`` matrix of
             :func:`~greed_env.train.featurize.action_features` (as nested lists, so the model
             zip stores it as data); None keeps the plain linear head.
-        afterstate: :meth:`AfterstateConfig.to_dict` for the afterstate head (needs
-            ``action_features``); None for the structured head.
     """
 
-    def __init__(
-        self,
-        *args: Any,
-        action_features: list[list[float]] | None = None,
-        afterstate: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        if afterstate is not None and action_features is None:
-            raise ValueError("the afterstate head extends the structured head: give action_features too")
+    def __init__(self, *args: Any, action_features: list[list[float]] | None = None, **kwargs: Any) -> None:
         self.action_features = action_features
-        self.afterstate = afterstate
         super().__init__(*args, **kwargs)
 
     def _build(self, lr_schedule: Any) -> None:
@@ -226,25 +148,14 @@ class GreedActorCriticPolicy(MaskableActorCriticPolicy):
         if self.action_features is None:
             return
         phi = np.asarray(self.action_features, dtype=np.float32)
-        latent = self.mlp_extractor.latent_dim_pi
-        if self.afterstate is not None:
-            self.action_net = AfterstateActionHead(latent, phi, self.afterstate)
-            self.pi_features_extractor.register_forward_hook(self._stash_context)
-        else:
-            self.action_net = StructuredActionHead(latent, phi)
+        self.action_net = StructuredActionHead(self.mlp_extractor.latent_dim_pi, phi)
         self.optimizer = self.optimizer_class(
             self.parameters(),
             lr=lr_schedule(1),
             **self.optimizer_kwargs,
         )
 
-    def _stash_context(self, module: Any, inputs: Any, output: torch.Tensor) -> None:
-        """Forward hook of the actor's features extractor: hands its output to the afterstate
-        head, which reads it next (every SB3 path to the action logits extracts first)."""
-        self.action_net.context = output
-
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
         data["action_features"] = self.action_features
-        data["afterstate"] = self.afterstate
         return data

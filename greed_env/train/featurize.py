@@ -54,16 +54,7 @@ from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_INDEX
 from greed_env.rules import IllegalKeep, Rules, read_keep
 
-__all__ = [
-    "FEATURES_VERSION",
-    "AfterstateConfig",
-    "FeatureConfig",
-    "action_features",
-    "afterstate_index",
-    "afterstate_term",
-    "featurize",
-    "keep_readings",
-]
+__all__ = ["FEATURES_VERSION", "FeatureConfig", "action_features", "featurize"]
 
 FEATURES_VERSION = 2
 
@@ -219,40 +210,15 @@ def margin_points(x: np.ndarray, target: np.float32) -> np.ndarray:
     return (banked_after(x, target) - others).astype(np.float32)
 
 
-def keep_readings(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
-    """Points and dice count of every action id's keep, two arrays of shape ``(n_actions,)``.
-
-    A keep's points are its own reading (order-free rules score a multiset of faces the same in
-    every position; a keep only legal as a whole fresh roll, such as the nothing bonus, is read
-    as one). Non-keep moves, and every action under tap-order rules (where a keep's points depend
-    on what is working), get points 0 and dice 0.
-    """
-    catalog = ActionCatalog(rules)
-    points = np.zeros(catalog.n, dtype=np.float32)
-    dice = np.zeros(catalog.n, dtype=np.int64)
-    if rules.carry_over:
-        return points, dice
-    for entry in catalog.entries:
-        if entry.kind != "keep":
-            continue
-        for fresh in (False, True):
-            try:
-                points[entry.index] = read_keep(rules, entry.dice, fresh=fresh).score
-            except IllegalKeep:
-                continue
-            dice[entry.index] = len(entry.dice)
-            break
-    return points, dice
-
-
 def action_features(rules: Rules) -> np.ndarray:
     """A fixed description of every action id, shape ``(n_actions, 2 + 2 * num_dice)``.
 
     Row of a keep: ``[1, points / 1000, one-hot of the dice kept, points / 1000 at that
-    one-hot]``, where the points are those of :func:`keep_readings`. Non-keep moves, and every
-    action under tap-order rules, get a zero row. The structured policy head scores actions
-    partly through these rows, so a rarely seen keep inherits what was learnt about keeps of
-    the same size and points.
+    one-hot]``, where the points are the keep's own reading (order-free rules score a multiset
+    of faces the same in every position). Non-keep moves, and every action under tap-order
+    rules (where a keep's points depend on what is working), get a zero row. The structured
+    policy head scores actions partly through these rows, so a rarely seen keep inherits what
+    was learnt about keeps of the same size and points.
 
     >>> from greed_env.rules import preset
     >>> phi = action_features(preset("ten_thousand"))
@@ -260,136 +226,26 @@ def action_features(rules: Rules) -> np.ndarray:
     >>> phi[cat.labels.index("keep 1,1,1,1,1")][:3].tolist()
     [1.0, 4.0, 0.0]
     """
-    points, dice = keep_readings(rules)
+    catalog = ActionCatalog(rules)
     nd = rules.num_dice
-    out = np.zeros((len(points), 2 + 2 * nd), dtype=np.float32)
-    rows = np.flatnonzero(dice)
-    out[rows, 0] = 1.0
-    out[rows, 1] = points[rows] / 1000.0
-    out[rows, 1 + dice[rows]] = 1.0
-    out[rows, 1 + nd + dice[rows]] = points[rows] / 1000.0
+    out = np.zeros((catalog.n, 2 + 2 * nd), dtype=np.float32)
+    if rules.carry_over:
+        return out
+    for entry in catalog.entries:
+        if entry.kind != "keep":
+            continue
+        score = None
+        for fresh in (False, True):
+            try:
+                score = read_keep(rules, entry.dice, fresh=fresh).score
+                break
+            except IllegalKeep:
+                continue
+        if score is None:
+            continue
+        k = len(entry.dice)
+        out[entry.index, 0] = 1.0
+        out[entry.index, 1] = score / 1000.0
+        out[entry.index, 1 + k] = 1.0
+        out[entry.index, 1 + nd + k] = score / 1000.0
     return out
-
-
-@dataclass(frozen=True)
-class AfterstateConfig:
-    """What the afterstate policy head (``--policy-head afterstate``) reads about each keep.
-
-    A keep leads to an *afterstate*: the turn total plus the keep's points, and the dice left
-    to roll (those rolled less those kept; a full set again after hot dice). Under order-free
-    rules the best keep is the one whose afterstate is worth most, so the head scores every
-    keep with one function of its afterstate, which the network sets per position: for each
-    number of dice left (0 .. ``num_dice``), a step curve over the afterstate's turn total
-    (one step per level of :meth:`levels`) plus a slope per 1,000 points. A keep met rarely is
-    scored from the curve all keeps shape. The curve's values come from a linear layer of the
-    actor's latent (``(num_dice + 1) * (len(levels) + 1)`` outputs), so the term is computed
-    the same way in torch, numpy and ONNX: :func:`afterstate_term`.
-    """
-
-    num_dice: int
-    target: int
-    hot_dice: bool
-    points: tuple[float, ...]
-    dice: tuple[int, ...]
-    levels: tuple[float, ...]
-
-    @classmethod
-    def for_rules(cls, rules: Rules) -> AfterstateConfig:
-        """The head's readings for ``rules``: the turn total's levels every 50 points to 1,000,
-        every 100 to 2,000, every 250 to 4,000 and every 1,000 to the target (half a step below
-        each value, as the other readings).
-
-        Raises:
-            ValueError: tap-order rules (``carry_over``), where a keep's points depend on the
-                dice already working, so a keep has no fixed afterstate.
-        """
-        if rules.carry_over:
-            raise ValueError(
-                f"the afterstate policy head needs order-free keeps; rules {rules.name!r} score keeps "
-                "in tap order (carry_over), so a keep has no fixed points"
-            )
-        points, dice = keep_readings(rules)
-        grid = [(50, 1000), (100, 2000), (250, 4000), (1000, rules.target)]
-        levels: list[float] = []
-        low = 0
-        for step, high in grid:
-            levels += [v - step / 2 for v in range(low + step, min(high, rules.target) + 1, step)]
-            low = max(low, min(high, rules.target))
-        return cls(
-            rules.num_dice,
-            rules.target,
-            rules.hot_dice,
-            tuple(float(p) for p in points),
-            tuple(int(d) for d in dice),
-            tuple(levels),
-        )
-
-    @property
-    def width(self) -> int:
-        """Values per number of dice left: one per level, and the slope."""
-        return len(self.levels) + 1
-
-    @property
-    def out_dim(self) -> int:
-        """Outputs of the linear layer that sets the curves."""
-        return (self.num_dice + 1) * self.width
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AfterstateConfig:
-        """Read a saved config.
-
-        Raises:
-            ValueError: missing fields, or arrays of mismatched lengths or unsorted levels.
-        """
-        try:
-            cfg = cls(
-                int(data["num_dice"]),
-                int(data["target"]),
-                bool(data["hot_dice"]),
-                tuple(float(p) for p in data["points"]),
-                tuple(int(d) for d in data["dice"]),
-                tuple(float(v) for v in data["levels"]),
-            )
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"not an afterstate head config: {exc!r}") from None
-        if len(cfg.points) != len(cfg.dice) or not cfg.levels or list(cfg.levels) != sorted(cfg.levels):
-            raise ValueError("afterstate head config: points/dice lengths differ or levels are not sorted")
-        if min(cfg.dice) < 0 or max(cfg.dice) > cfg.num_dice:
-            raise ValueError(f"afterstate head config: dice counts outside 0..{cfg.num_dice}")
-        return cfg
-
-
-def afterstate_index(obs: np.ndarray, cfg: AfterstateConfig) -> tuple[np.ndarray, np.ndarray]:
-    """For a batch ``(B, OBS_DIM)`` of observations: ``(B, n_actions)`` arrays of each keep's
-    afterstate turn total in points and of its position in the flattened curves (the number of
-    dice left times :attr:`AfterstateConfig.width`, plus the number of levels it reaches)."""
-    x = np.asarray(obs, dtype=np.float32)
-    points = np.asarray(cfg.points, dtype=np.float32)[None, :]
-    dice = np.asarray(cfg.dice, dtype=np.int64)[None, :]
-    total = x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1] * np.float32(cfg.target) + points
-    rolled = np.rint(x[:, I_IN_HAND : I_IN_HAND + 1] * np.float32(cfg.num_dice)).astype(np.int64)
-    left = rolled - dice
-    if cfg.hot_dice:
-        left = np.where((left == 0) & (dice > 0), cfg.num_dice, left)
-    left = np.clip(left, 0, cfg.num_dice)
-    reached = np.searchsorted(np.asarray(cfg.levels, dtype=np.float32), total, side="right")  # levels <= total
-    return total.astype(np.float32), left * cfg.width + reached
-
-
-def afterstate_term(obs: np.ndarray, values: np.ndarray, cfg: AfterstateConfig) -> np.ndarray:
-    """The head's added logits ``(B, n_actions)`` (zero for non-keep moves) given the curves'
-    raw values ``(B, out_dim)``: the steps of the reached levels summed, plus the slope times
-    the afterstate total in thousands."""
-    b = len(values)
-    u = np.asarray(values, dtype=np.float32).reshape(b, cfg.num_dice + 1, cfg.width)
-    cum = np.concatenate([np.zeros((b, cfg.num_dice + 1, 1), np.float32), np.cumsum(u[:, :, :-1], axis=2)], 2)
-    slope = np.repeat(u[:, :, -1:], cfg.width, axis=2)
-    total, flat = afterstate_index(obs, cfg)
-    steps = np.take_along_axis(cum.reshape(b, -1), flat, axis=1)
-    slopes = np.take_along_axis(slope.reshape(b, -1), flat, axis=1)
-    keep = (np.asarray(cfg.dice) > 0)[None, :]
-    return np.where(keep, steps + slopes * total / np.float32(1000.0), np.float32(0.0)).astype(np.float32)

@@ -40,7 +40,7 @@ import numpy as np
 from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
 from greed_env.rules import Move, Rules, State
-from greed_env.train.featurize import AfterstateConfig, FeatureConfig, afterstate_term, featurize
+from greed_env.train.featurize import FeatureConfig, featurize
 
 __all__ = [
     "ACTIVATIONS",
@@ -102,9 +102,6 @@ class NumpyPolicy:
         meta: free JSON-able facts about the policy (rules fingerprint, spec versions, steps).
         features: the fixed input readings applied before the first layer
             (:mod:`greed_env.train.featurize`), or None for the raw observation.
-        afterstate: ``(weight, bias, config)`` of an afterstate head's curve layer
-            (:class:`~greed_env.train.featurize.AfterstateConfig`), whose term is added to the
-            head's logits, or None.
     """
 
     def __init__(
@@ -114,7 +111,6 @@ class NumpyPolicy:
         activation: str,
         meta: dict[str, Any] | None = None,
         features: FeatureConfig | None = None,
-        afterstate: tuple[np.ndarray, np.ndarray, AfterstateConfig] | None = None,
     ) -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
@@ -126,16 +122,6 @@ class NumpyPolicy:
         self.features = features
         self._wt = [(w.T.copy(), b) for w, b in self.layers]
         self._head_t = (self.head[0].T.copy(), self.head[1])
-        self.afterstate: tuple[np.ndarray, np.ndarray, AfterstateConfig] | None = None
-        if afterstate is not None:
-            w, b, cfg = afterstate
-            w, b = np.array(w, np.float32), np.array(b, np.float32)
-            if w.shape != (cfg.out_dim, self.head[0].shape[1]) or b.shape != (cfg.out_dim,):
-                raise ValueError(f"afterstate layer of shape {w.shape} does not fit its config and head")
-            if len(cfg.points) != self.n_actions:
-                raise ValueError(f"afterstate config has {len(cfg.points)} actions, the head {self.n_actions}")
-            self.afterstate = (w, b, cfg)
-            self._after_t = (w.T.copy(), b)
 
     @property
     def n_actions(self) -> int:
@@ -149,18 +135,14 @@ class NumpyPolicy:
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Action logits of a batch of observations, shape ``(batch, n_actions)``."""
-        raw = x = np.asarray(obs, dtype=np.float32)
+        x = np.asarray(obs, dtype=np.float32)
         if self.features is not None:
             x = featurize(x, self.features)
         with _one_blas_thread():
             for w, b in self._wt:
                 x = _activation(self.activation, x @ w + b)
             w, b = self._head_t
-            logits = x @ w + b
-            if self.afterstate is not None:
-                aw, ab = self._after_t
-                logits += afterstate_term(raw, x @ aw + ab, self.afterstate[2])
-            return logits
+            return x @ w + b
 
     def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Deterministic masked actions: arg-max of the logits over the legal ids of each row.
@@ -188,11 +170,7 @@ class NumpyPolicy:
         import torch
         from stable_baselines3.common.torch_layers import FlattenExtractor
 
-        from greed_env.train.features import (
-            AfterstateActionHead,
-            GreedFeatures,
-            StructuredActionHead,
-        )
+        from greed_env.train.features import GreedFeatures, StructuredActionHead
 
         policy = model.policy
         extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
@@ -220,13 +198,6 @@ class NumpyPolicy:
         if len(act_names) > 1:
             raise ModelFileError(f"mixed activations {sorted(act_names)} are not supported")
         head = policy.action_net
-        afterstate = None
-        if isinstance(head, AfterstateActionHead):
-            afterstate = (
-                head.after.weight.detach().cpu().numpy(),
-                head.after.bias.detach().cpu().numpy(),
-                AfterstateConfig.from_dict(head.config),
-            )
         if isinstance(head, StructuredActionHead):
             with torch.no_grad():
                 weight, bias = head.effective()
@@ -240,7 +211,6 @@ class NumpyPolicy:
             act_names.pop() if act_names else "tanh",
             meta,
             features,
-            afterstate,
         )
 
     def save(self, path: str | Path) -> Path:
@@ -250,14 +220,11 @@ class NumpyPolicy:
         for i, (w, b) in enumerate(self.layers):
             arrays[f"w{i}"], arrays[f"b{i}"] = w, b
         arrays["head_w"], arrays["head_b"] = self.head
-        if self.afterstate is not None:
-            arrays["after_w"], arrays["after_b"] = self.afterstate[:2]
         header = {
             "activation": self.activation,
             "hidden": len(self.layers),
             "meta": self.meta,
             "features": self.features.to_dict() if self.features is not None else None,
-            "afterstate": self.afterstate[2].to_dict() if self.afterstate is not None else None,
         }
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
@@ -285,15 +252,11 @@ class NumpyPolicy:
                 header = json.loads(bytes(data["header"]).decode())
                 layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(int(header["hidden"]))]
                 head = (data["head_w"], data["head_b"])
-                after = header.get("afterstate")
-                afterstate = (
-                    (data["after_w"], data["after_b"], AfterstateConfig.from_dict(after)) if after else None
-                )
             feats = header.get("features")
             features = FeatureConfig.from_dict(feats) if feats else None
-            return cls(layers, head, header["activation"], header.get("meta"), features, afterstate)
         except (OSError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
             raise ModelFileError(f"policy file {path} is not a readable policy .npz: {exc}") from None
+        return cls(layers, head, header["activation"], header.get("meta"), features)
 
 
 class PolicyBot:
