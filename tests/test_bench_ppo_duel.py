@@ -57,3 +57,34 @@ def test_rows_count_every_stage_and_read_the_held_out_games(tmp_path: Path) -> N
     orphan = _run(tmp_path / "orphan", {"cpu_time_s": 1.0, "args": {"init_from": str(tmp_path / "gone" / "model.zip")}})
     with pytest.raises(SystemExit, match="cannot follow --init-from"):
         bench.earlier_cpu_min(orphan)
+
+
+def test_duel_ensemble_averages_logits_and_estimates_each_policy() -> None:
+    import numpy as np
+
+    from greed_env.envs.catalog import ActionCatalog
+    from greed_env.envs.observation import OBS_DIM
+    from greed_env.rules import preset
+    from greed_env.train.policy import NumpyPolicy
+
+    ens_mod = pytest.importorskip("duel_ensemble")
+    rules = preset("ten_thousand")
+    n = ActionCatalog(rules).n
+    rng = np.random.default_rng(0)
+
+    def policy(seed: int) -> NumpyPolicy:
+        r = np.random.default_rng(seed)
+        layers = [(r.normal(size=(8, OBS_DIM)).astype(np.float32), np.zeros(8, np.float32))]
+        head = (r.normal(size=(n, 8)).astype(np.float32), np.zeros(n, np.float32))
+        return NumpyPolicy(layers, head, "tanh", meta={"rules_fingerprint": rules.fingerprint})
+
+    a, b = policy(1), policy(2)
+    obs = rng.random((5, OBS_DIM)).astype(np.float32)
+    ens = ens_mod.MeanLogits([a, b])
+    assert np.allclose(ens.logits(obs), (a.logits(obs) + b.logits(obs)) / 2, atol=1e-6)
+    assert np.allclose(ens_mod.MeanLogits([a]).logits(obs), a.logits(obs))
+    small = NumpyPolicy([(np.zeros((8, OBS_DIM - 1), np.float32), np.zeros(8, np.float32))], a.head, "tanh")
+    with pytest.raises(ValueError, match="different observations"):
+        ens_mod.MeanLogits([a, small])
+    mean, half = ens_mod.estimate(ens, "ten_thousand", 3, 5, "ensemble")
+    assert np.isfinite(mean) and mean <= 0.5 + 1e-9 and half >= 0.0  # regrets are never negative
