@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from greed_env.evaluation import evaluate
-from greed_env.rules import preset
+from greed_env.rules import Rules, preset
 from greed_env.train.policy import NumpyPolicy, PolicyBot, load_policy
 
 
@@ -44,9 +44,8 @@ class MeanLogits(NumpyPolicy):
         return np.mean([m.logits(obs) for m in self.members], axis=0)
 
 
-def estimate(policy: NumpyPolicy, rules_name: str, games: int, seed: int, name: str) -> tuple[float, float]:
+def estimate(policy: NumpyPolicy, rules: Rules, games: int, seed: int, name: str) -> tuple[float, float]:
     """``(estimate, 95% half-width)`` of ``0.5 - regret per game`` over ``games`` games."""
-    rules = preset(rules_name)
     res = evaluate(PolicyBot(policy, rules, name=name), rules, "duel", episodes=games, seed=seed, regret_episodes=games)
     if res.regret_estimate is None:
         raise RuntimeError("the evaluation measured no regret")
@@ -62,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
     rules = preset(ns.rules)
     members = [load_policy(p, rules) for p in ns.models]
-    rows = [(p, estimate(pol, ns.rules, ns.games, ns.seed, p)) for p, pol in zip(ns.models, members, strict=True)]
-    ens = estimate(MeanLogits(members), ns.rules, ns.games, ns.seed, "ensemble")
+    rows = [(p, estimate(pol, rules, ns.games, ns.seed, p)) for p, pol in zip(ns.models, members, strict=True)]
+    ens = estimate(MeanLogits(members), rules, ns.games, ns.seed, "ensemble")
     print(f"0.5 - regret per game against optimal-duel, {ns.games:,} games of evaluation seed {ns.seed}\n")
     print("| policy | estimate (95% CI) |\n|---|---|")
     for path, (mean, half) in rows:

@@ -86,5 +86,5 @@ def test_duel_ensemble_averages_logits_and_estimates_each_policy() -> None:
     small = NumpyPolicy([(np.zeros((8, OBS_DIM - 1), np.float32), np.zeros(8, np.float32))], a.head, "tanh")
     with pytest.raises(ValueError, match="different observations"):
         ens_mod.MeanLogits([a, small])
-    mean, half = ens_mod.estimate(ens, "ten_thousand", 3, 5, "ensemble")
+    mean, half = ens_mod.estimate(ens, rules, 3, 5, "ensemble")
     assert np.isfinite(mean) and mean <= 0.5 + 1e-9 and half >= 0.0  # regrets are never negative
