@@ -3,7 +3,9 @@
 Per seed, two ``greed train`` runs in subprocesses (up to ``--jobs`` seeds at once):
 
 1. the turn stage: ``bench_ppo.py``'s solo recipe (``Solitaire-v0``, objective ``turn``,
-   2,000,000 steps), skipped when ``runs/bench_ppo`` already holds that seed's finished run;
+   2,000,000 steps), skipped when ``runs/bench_ppo`` already holds that seed's finished run
+   (``--turn-tag`` names those runs, ``--turn-args`` adds options to them, e.g. a wider
+   network: then pass the same option to the duel stage after ``--``);
 2. the duel stage: ``Duel-v0`` against ``optimal-duel`` on the native vector engine (the
    optimal bot played in numba, :mod:`greed_env.vector.optimal`), starting from the turn
    stage's weights, half of its episodes starting at the learner's final-round turn
@@ -49,6 +51,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -88,14 +91,14 @@ def run_seed(ns: argparse.Namespace, seed: int, extra: list[str]) -> tuple[int, 
     """Both stages of one seed; returns (exit code, wall seconds)."""
     t0 = time.perf_counter()
     turn_dir = Path(ns.turn_runs_dir)
-    rc, _ = bench_ppo.train(ns.rules, seed, ns.turn_steps, turn_dir, "ppo", [])
+    rc, _ = bench_ppo.train(ns.rules, seed, ns.turn_steps, turn_dir, ns.turn_tag, shlex.split(ns.turn_args))
     if rc:
         return rc, time.perf_counter() - t0
     duel_dir = Path(ns.runs_dir)
     name = _duel_name(ns.rules, seed, ns.tag)
     if (duel_dir / name / "model.json").is_file():
         return 0, time.perf_counter() - t0
-    init = turn_dir / bench_ppo._run_name(ns.rules, seed, "ppo") / "model.zip"
+    init = turn_dir / bench_ppo._run_name(ns.rules, seed, ns.turn_tag) / "model.zip"
     if ns.after:
         init = duel_dir / _duel_name(ns.rules, seed, ns.after) / "model.zip"
         if not init.with_suffix(".json").is_file():
@@ -240,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duel-steps", type=int, default=8_000_000)
     ap.add_argument("--jobs", type=int, default=3, help="seeds trained at once")
     ap.add_argument("--turn-runs-dir", default="runs/bench_ppo")
+    ap.add_argument("--turn-tag", default="ppo", help="experiment name of the turn stage's runs")
+    ap.add_argument(
+        "--turn-args", default="", help="extra `greed train solo` arguments of the turn stage, e.g. '--net-width 256'"
+    )
     ap.add_argument("--runs-dir", default="runs/bench_ppo_duel")
     ap.add_argument("--tag", default="ppo", help="experiment name in the duel run names")
     ap.add_argument("--after", default=None, help="start from this tag's finished duel runs")
@@ -261,9 +268,10 @@ def main(argv: list[str] | None = None) -> int:
         collect(Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.tag), ns.goal, fresh, by_regret) for s in ns.seeds
     ]
     after = f" and the duel runs tagged {ns.after}" if ns.after else ""
+    turn = f" (tag {ns.turn_tag}: {ns.turn_args})" if ns.turn_args or ns.turn_tag != "ppo" else ""
     heading = (
         f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "
-        f"{ns.turn_steps:,} turn steps{after}; duel recipe: {' '.join(DUEL_RECIPE + extra)}"
+        f"{ns.turn_steps:,} turn steps{turn}{after}; duel recipe: {' '.join(DUEL_RECIPE + extra)}"
     )
     regret_seed = ns.regret_seed if by_regret else None
     bench_ppo.report(heading, table(rows, ns.goal, ns.fresh_seed, regret_seed), rows, ns.json)

@@ -88,3 +88,27 @@ def test_duel_ensemble_averages_logits_and_estimates_each_policy() -> None:
         ens_mod.MeanLogits([a, small])
     mean, half = ens_mod.estimate(ens, rules, 3, 5, "ensemble")
     assert np.isfinite(mean) and mean <= 0.5 + 1e-9 and half >= 0.0  # regrets are never negative
+
+
+def test_turn_tag_and_args_choose_the_turn_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--turn-tag names the turn stage's runs and --turn-args trains them, and the duel stage
+    starts from that run."""
+    trained: list[tuple[str, list[str]]] = []
+
+    def fake_train(rules: str, seed: int, steps: int, runs_dir: Path, tag: str, extra: list[str]) -> tuple[int, float]:
+        trained.append((tag, extra))
+        _run(runs_dir / bench.bench_ppo._run_name(rules, seed, tag), {"cpu_time_s": 1.0})
+        return 0, 0.0
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(bench.bench_ppo, "train", fake_train)
+    monkeypatch.setattr(bench.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or 0)
+    ns = bench.argparse.Namespace(
+        rules="ten_thousand", turn_runs_dir=str(tmp_path / "turn"), runs_dir=str(tmp_path / "duel"),
+        turn_steps=10, duel_steps=10, tag="wide", after=None, turn_tag="w", turn_args="--net-width 256",
+    )  # fmt: skip
+    rc, _ = bench.run_seed(ns, 3, ["--net-width", "256"])
+    assert rc == 0 and trained == [("w", ["--net-width", "256"])]
+    cmd = calls[0]
+    assert cmd[cmd.index("--init-from") + 1] == str(tmp_path / "turn" / "ten_thousand__turn__w__3" / "model.zip")
+    assert cmd[-2:] == ["--net-width", "256"] and cmd[cmd.index("--run-name") + 1] == "ten_thousand__duel__wide__3"
