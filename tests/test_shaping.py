@@ -176,3 +176,44 @@ def test_score_starts_draw_both_scores_and_the_seat_to_move() -> None:
         FinalRoundStarts(venv, fraction=0.0, seed=1, scores=0.5, scores_near=2.0)
     with pytest.raises(ValueError, match="scores_warmup must be"):
         FinalRoundStarts(venv, fraction=0.0, seed=1, scores=0.5, scores_warmup=-1)
+
+
+def test_entry_starts_open_turns_not_yet_on_the_board() -> None:
+    from greed_env.rules import State
+    from greed_env.train.curriculum import EntryStarts
+    from greed_env.vector.engine import row_fields
+
+    rules = preset("ten_thousand")
+    venv = make_sb3_vec_env("greed_env/Solitaire-v0", 64, seed=2, rules=rules, objective="turn")
+    starts = EntryStarts(venv, 0.5, seed=5)
+    obs = starts.reset()
+    batch = starts.batch
+    assert np.array_equal(obs, batch.obs)
+    began = batch.S[:, K.B_ENTERED].copy()
+    assert 16 < int((began == 0).sum()) < 48  # about half, drawn from the wrapper's seed
+    for i in np.flatnonzero(began == 0):
+        s = State(**row_fields(batch.S, i, batch.tables))
+        assert s.entered == (False,) and s.turn_total == 0 and s.roll  # the episode's first roll kept
+    # same seed, same episodes
+    again = EntryStarts(make_sb3_vec_env("greed_env/Solitaire-v0", 64, seed=2, rules=rules, objective="turn"), 0.5, 5)
+    again.reset()
+    assert np.array_equal(again.batch.S[:, K.B_ENTERED], began)
+    # an episode that began off the board banks nothing, or at least the entry threshold
+    rng = np.random.default_rng(0)
+    off, on = [], []
+    for _ in range(300):
+        masks = venv.action_masks().astype(bool)
+        starts.step_async(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        _, rewards, dones, _ = starts.step_wait()
+        for i in np.flatnonzero(dones):
+            (off if began[i] == 0 else on).append(float(rewards[i]))
+        began[dones] = batch.S[dones, K.B_ENTERED]
+    assert len(off) > 100 and len(on) > 100
+    assert all(r == 0.0 or r >= rules.entry_threshold * 1e-3 for r in off)
+    assert any(0.0 < r < rules.entry_threshold * 1e-3 for r in on)  # on the board, smaller banks count
+    with pytest.raises(ValueError, match="no entry threshold"):
+        EntryStarts(make_sb3_vec_env("greed_env/Solitaire-v0", 4, seed=2, rules="progressive"), 0.5, 1)
+    with pytest.raises(ValueError, match="'turn' objective"):
+        EntryStarts(make_sb3_vec_env("greed_env/Duel-v0", 4, seed=2, rules=RULES, opponent="optimal"), 0.5, 1)
+    with pytest.raises(ValueError, match="fraction must be in"):
+        EntryStarts(venv, 1.5, 1)

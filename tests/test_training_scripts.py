@@ -89,6 +89,19 @@ def test_solo_race_on_the_native_vector_engine(tmp_path: Path) -> None:
     card = _card(solo.main(args))
     assert card["objective"] == "race" and card["rules"]["target"] == 3000
     assert card["evaluation"]["units"] == "turns to target"
+    with pytest.raises(SystemExit, match="--entry-starts needs --objective turn"):
+        solo.main(_args(solo.Args, vector="native", objective="race", entry_starts=0.3, runs_dir=str(tmp_path)))
+
+
+def test_solo_turn_run_with_entry_starts(tmp_path: Path) -> None:
+    args = _args(
+        solo.Args, vector="native", num_envs=8, entry_starts=0.5, rules_set=SHORT_RULES, runs_dir=str(tmp_path)
+    )
+    card = _card(solo.main(args))
+    assert card["entry_starts"] == 0.5 and card["args"]["entry_starts"] == 0.5
+    assert card["evaluation"]["episodes"] == 30
+    with pytest.raises(SystemExit, match="needs --objective turn and --vector native"):
+        solo.main(_args(solo.Args, entry_starts=0.5, runs_dir=str(tmp_path)))
 
 
 def test_duel_run_against_a_threshold_bot(tmp_path: Path) -> None:

@@ -35,6 +35,16 @@ shorter and its return less noisy. The endgame starts target the leak that ``gre
 --objective duel --regret-episodes 1000 --out DIR`` shows in its regret by banked lead: a
 policy that banks to reach the target just ahead of an opponent close behind it, which hands
 the opponent a last turn needing a few hundred points (regret up to 0.4 in win probability).
+
+:class:`EntryStarts` is the single-turn stage's counterpart. ``Solitaire-v0``'s ``turn``
+objective is the turn of a player already on the board, so a policy trained on it has never
+seen a turn that must reach the entry threshold (1,000 in ``ten_thousand``) before it may bank,
+although every game opens with such turns. Measured with ``benchmarks/duel_keeps.py``: the
+turn policy's keeps give away 0.0025 in win probability per game there, the solver's
+turn-objective keeps (which do know the threshold) 0.00006, and duel training halves the
+policy's loss and no more. The wrapper starts a share of the turn episodes not yet on the
+board; their return is still the points banked (nothing, unless the turn reaches the
+threshold), which is the turn objective of a player not yet on the board, as the solver has it.
 """
 
 from __future__ import annotations
@@ -59,7 +69,7 @@ from greed_env.rules import (
 )
 from greed_env.vector import kernels as K
 
-__all__ = ["ENDGAME_SHARE", "FinalRoundStarts", "final_round_start", "score_start"]
+__all__ = ["ENDGAME_SHARE", "EntryStarts", "FinalRoundStarts", "final_round_start", "score_start"]
 
 ENDGAME_SHARE = 0.2
 """Endgame random-score starts draw both scores within this share of the target below it
@@ -276,6 +286,58 @@ class FinalRoundStarts(VecEnvWrapper):
             picked = np.fromiter(starts, dtype=np.int64)
             obs = np.array(obs, copy=True)
             obs[picked] = self.batch.obs[picked]
+        return obs
+
+    def reset(self) -> Any:
+        obs = self.venv.reset()
+        return self._restart(np.arange(self.num_envs), obs)
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return self._restart(np.flatnonzero(dones), obs), rewards, dones, infos
+
+
+class EntryStarts(VecEnvWrapper):
+    """Starts ``fraction`` of the episodes of a native ``Solitaire-v0`` (objective ``turn``)
+    with the player not yet on the board (see the module).
+
+    The episode's first roll is kept; only the ``entered`` flag of the row is cleared, so the
+    learner must reach the rules' entry threshold before banking, and the episode's return is
+    what it banks. The exact evaluations of the turn objective (``policy_value``) stay those of
+    a player on the board.
+
+    Args:
+        venv: the native vector env (``--vector native``), possibly inside ``VecMonitor``.
+        fraction: probability that a starting episode is one not yet on the board.
+        seed: seed of the wrapper's own generator (which episodes).
+    """
+
+    def __init__(self, venv: VecEnv, fraction: float, seed: int) -> None:
+        super().__init__(venv)
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+        inner: Any = venv
+        while not hasattr(getattr(inner, "env", None), "batch"):
+            if not hasattr(inner, "venv"):
+                raise ValueError("entry starts need the native vector env (--vector native)")
+            inner = inner.venv
+        self.batch = inner.env.batch
+        if self.batch.mode != "turn":
+            raise ValueError(f"entry starts need Solitaire-v0's 'turn' objective, not {self.batch.mode!r}")
+        self.rules = self.batch.rules
+        if not self.rules.entry_threshold:
+            raise ValueError(f"rules {self.rules.name!r} have no entry threshold: every turn is on the board")
+        self.fraction = float(fraction)
+        self.rng = np.random.default_rng(seed)
+
+    def _restart(self, rows: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        pick = rows[self.rng.random(rows.size) < self.fraction]
+        if not pick.size:
+            return obs
+        starts = {int(i): State(**self.batch.fields(int(i)))._replace(entered=(False,)) for i in pick}
+        self.batch.restart_from(starts)
+        obs = np.array(obs, copy=True)
+        obs[pick] = self.batch.obs[pick]
         return obs
 
     def reset(self) -> Any:

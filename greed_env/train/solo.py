@@ -2,7 +2,9 @@
 
 ``turn``: each episode is one turn of a player already on the board; the return is the
 points banked (times ``reward_scale``), so with ``gamma = 1`` the value of the start is the
-expected turn score and the optimum is the solver's table value. ``race``: -1 per turn until the
+expected turn score and the optimum is the solver's table value. ``--entry-starts F`` starts a
+share ``F`` of them off the board instead (the turn must reach the entry threshold before it
+may bank), as every game's first turns are; evaluations stay on the board. ``race``: -1 per turn until the
 target is reached; the optimum is the solver's expected number of turns.
 
 Example::
@@ -25,6 +27,8 @@ import gymnasium as gym
 from greed_env.train.args import PPOArgs, parse_args, rules_from_args
 
 if TYPE_CHECKING:
+    from stable_baselines3.common.vec_env import VecEnv
+
     from greed_env.evaluation import EvalResult
     from greed_env.rules import Rules
     from greed_env.train.policy import NumpyPolicy
@@ -42,6 +46,10 @@ class Args(PPOArgs):
     """points-to-reward factor of the 'turn' objective (0.001: a 500-point bank is +0.5)"""
     total_timesteps: int = 1_000_000
     """total environment steps (decisions of the learner) of the run"""
+    entry_starts: float = 0.0
+    """objective 'turn': share of the episodes that start not yet on the board, so the turn
+    must reach the rules' entry threshold before it may bank (needs --vector native;
+    greed_env.train.curriculum.EntryStarts); evaluations stay on-the-board turns"""
     eval_exact: bool = True
     """objective 'turn': also compute each evaluated policy's exact expected turn score by
     enumerating every roll it can meet (greed_env.policy_value; seconds of CPU, no noise;
@@ -83,6 +91,16 @@ def main(args: Args) -> Path:
             exact_max_positions=1_000_000,  # an untrained policy that keeps rolling: skipped
         )
 
+    if args.entry_starts and (args.objective != "turn" or args.vector != "native"):
+        raise SystemExit("--entry-starts needs --objective turn and --vector native")
+
+    def wrap(venv: VecEnv) -> VecEnv:
+        if args.entry_starts:
+            from greed_env.train.curriculum import EntryStarts
+
+            venv = EntryStarts(venv, args.entry_starts, seed=args.seed + 7919)
+        return venv
+
     return run_training(
         args,
         script=SCRIPT,
@@ -91,6 +109,8 @@ def main(args: Args) -> Path:
         env_fns=env_fns,
         evaluate_policy=functools.partial(evaluate_policy, episodes=args.eval_episodes),
         final_evaluate=functools.partial(evaluate_policy, episodes=args.final_eval_episodes),
+        card_extra={"entry_starts": args.entry_starts},
+        wrap_venv=wrap,
     )
 
 
