@@ -209,7 +209,42 @@ def _warm_up(rules: Rules, state: State, rng: np.random.Generator, steps: int) -
     return state
 
 
-class FinalRoundStarts(VecEnvWrapper):
+class _NativeStarts(VecEnvWrapper):
+    """Exploring starts on the native vector env: when episodes (re)start, :meth:`_starts`
+    may replace some of them by other positions, played on to the learner's next decision."""
+
+    def __init__(self, venv: VecEnv, what: str) -> None:
+        super().__init__(venv)
+        inner: Any = venv
+        while not hasattr(getattr(inner, "env", None), "batch"):
+            if not hasattr(inner, "venv"):
+                raise ValueError(f"{what} need the native vector env (--vector native)")
+            inner = inner.venv
+        self.batch = inner.env.batch
+        self.rules = self.batch.rules
+
+    def _starts(self, rows: np.ndarray) -> dict[int, State]:
+        raise NotImplementedError
+
+    def _restart(self, rows: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        starts = self._starts(rows)
+        if starts:
+            self.batch.restart_from(starts)
+            picked = np.fromiter(starts, dtype=np.int64)
+            obs = np.array(obs, copy=True)
+            obs[picked] = self.batch.obs[picked]
+        return obs
+
+    def reset(self) -> Any:
+        obs = self.venv.reset()
+        return self._restart(np.arange(self.num_envs), obs)
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return self._restart(np.flatnonzero(dones), obs), rewards, dones, infos
+
+
+class FinalRoundStarts(_NativeStarts):
     """Starts ``fraction`` of the episodes of a native Duel-v0 at the learner's final turn,
     and ``scores`` of them at a turn start with random banked scores (:func:`score_start`).
 
@@ -237,21 +272,14 @@ class FinalRoundStarts(VecEnvWrapper):
         scores_warmup: int = 0,
         scores_near: float = 0.0,
     ) -> None:
-        super().__init__(venv)
         for name, value in (("fraction", fraction), ("near", near), ("scores", scores), ("scores_near", scores_near)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
         if fraction + scores > 1.0:
             raise ValueError(f"final-round and random-score starts share one draw: {fraction} + {scores} > 1")
-        inner: Any = venv
-        while not hasattr(getattr(inner, "env", None), "batch"):
-            if not hasattr(inner, "venv"):
-                raise ValueError("final-round starts need the native vector env (--vector native)")
-            inner = inner.venv
-        self.batch = inner.env.batch
+        super().__init__(venv, "final-round starts")
         if self.batch.mode != "duel" or int(self.batch._ep[K.EP_NPLAYERS]) != 2:
             raise ValueError("final-round starts need a two-seat Duel-v0")
-        self.rules = self.batch.rules
         if fraction:
             final_round_start(self.rules, 0, np.random.default_rng(0))  # refuses rules without one
         self.fraction = float(fraction)
@@ -266,7 +294,7 @@ class FinalRoundStarts(VecEnvWrapper):
         self.scores_warmup = int(scores_warmup)
         self.rng = np.random.default_rng(seed)
 
-    def _restart(self, rows: np.ndarray, obs: np.ndarray) -> np.ndarray:
+    def _starts(self, rows: np.ndarray) -> dict[int, State]:
         draw = self.rng.random(rows.size)
         pick = rows[draw < self.fraction]
         seats = self.batch.seat
@@ -281,23 +309,10 @@ class FinalRoundStarts(VecEnvWrapper):
                 starts[int(i)] = score_start(
                     self.rules, int(seats[i]), self.rng, warmup=self.scores_warmup, near=span
                 )
-        if starts:
-            self.batch.restart_from(starts)
-            picked = np.fromiter(starts, dtype=np.int64)
-            obs = np.array(obs, copy=True)
-            obs[picked] = self.batch.obs[picked]
-        return obs
-
-    def reset(self) -> Any:
-        obs = self.venv.reset()
-        return self._restart(np.arange(self.num_envs), obs)
-
-    def step_wait(self) -> Any:
-        obs, rewards, dones, infos = self.venv.step_wait()
-        return self._restart(np.flatnonzero(dones), obs), rewards, dones, infos
+        return starts
 
 
-class EntryStarts(VecEnvWrapper):
+class EntryStarts(_NativeStarts):
     """Starts ``fraction`` of the episodes of a native ``Solitaire-v0`` (objective ``turn``)
     with the player not yet on the board (see the module).
 
@@ -313,37 +328,16 @@ class EntryStarts(VecEnvWrapper):
     """
 
     def __init__(self, venv: VecEnv, fraction: float, seed: int) -> None:
-        super().__init__(venv)
         if not 0.0 <= fraction <= 1.0:
             raise ValueError(f"fraction must be in [0, 1], got {fraction}")
-        inner: Any = venv
-        while not hasattr(getattr(inner, "env", None), "batch"):
-            if not hasattr(inner, "venv"):
-                raise ValueError("entry starts need the native vector env (--vector native)")
-            inner = inner.venv
-        self.batch = inner.env.batch
+        super().__init__(venv, "entry starts")
         if self.batch.mode != "turn":
             raise ValueError(f"entry starts need Solitaire-v0's 'turn' objective, not {self.batch.mode!r}")
-        self.rules = self.batch.rules
         if not self.rules.entry_threshold:
             raise ValueError(f"rules {self.rules.name!r} have no entry threshold: every turn is on the board")
         self.fraction = float(fraction)
         self.rng = np.random.default_rng(seed)
 
-    def _restart(self, rows: np.ndarray, obs: np.ndarray) -> np.ndarray:
+    def _starts(self, rows: np.ndarray) -> dict[int, State]:
         pick = rows[self.rng.random(rows.size) < self.fraction]
-        if not pick.size:
-            return obs
-        starts = {int(i): State(**self.batch.fields(int(i)))._replace(entered=(False,)) for i in pick}
-        self.batch.restart_from(starts)
-        obs = np.array(obs, copy=True)
-        obs[pick] = self.batch.obs[pick]
-        return obs
-
-    def reset(self) -> Any:
-        obs = self.venv.reset()
-        return self._restart(np.arange(self.num_envs), obs)
-
-    def step_wait(self) -> Any:
-        obs, rewards, dones, infos = self.venv.step_wait()
-        return self._restart(np.flatnonzero(dones), obs), rewards, dones, infos
+        return {int(i): State(**self.batch.fields(int(i)))._replace(entered=(False,)) for i in pick}
