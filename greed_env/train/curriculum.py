@@ -50,6 +50,7 @@ threshold), which is the turn objective of a player not yet on the board, as the
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -223,8 +224,9 @@ class _NativeStarts(VecEnvWrapper):
         self.batch = inner.env.batch
         self.rules = self.batch.rules
 
+    @abstractmethod
     def _starts(self, rows: np.ndarray) -> dict[int, State]:
-        raise NotImplementedError
+        """The positions that replace some of the episodes starting in ``rows``, by row."""
 
     def _restart(self, rows: np.ndarray, obs: np.ndarray) -> np.ndarray:
         starts = self._starts(rows)
