@@ -76,7 +76,7 @@ def measure(bot_spec: str, rules: Rules, games: int, seed: int, near: int = 2000
     duel = optimal_bot(yard, "duel")
     turn = optimal_bot(yardstick_rules(rules, "turn"), "turn")
     catalog = ActionCatalog(rules)
-    env = DuelEnv(rules, opponent=optimal_bot(yard, "duel"), seat=0)
+    env = DuelEnv(rules, opponent=duel, seat=0)  # the same cached instance either way
     out = KeepRegret(games=games)
     for g in range(games):
         env.fixed_seat = g % 2
