@@ -34,7 +34,15 @@ values), and its spread is far smaller than the games' own +-1 outcomes: 2,000 g
 
 With ``--after TAG`` the duel stage starts instead from the finished duel run of ``TAG`` (same
 seed, same ``--runs-dir``), a further stage; its row counts the CPU of every stage before it
-(followed through the cards' ``init_from``).
+(followed through the cards' ``init_from``). ``--seed-offset N`` trains a seed's run with
+training seed ``seed + N`` (the runs keep the seed in their names and ``--after`` chains):
+branches of one stage from one model.
+
+With ``--soup-of TAG [TAG ...]`` nothing is trained: each seed's run of ``--tag`` is the model
+soup of those tags' finished runs of the same seed (``greed train soup``: their weights
+averaged, :mod:`greed_env.train.soup`), played over the cards' 100,000 games of evaluation seed
+12,345 in place of a card's final evaluation; its row counts the CPU of all its members and of
+the stages before their common parent.
 
 Usage::
 
@@ -42,6 +50,7 @@ Usage::
     python benchmarks/bench_ppo_duel.py --seeds 1 --tag plain -- --final-round-starts 0
     python benchmarks/bench_ppo_duel.py --seeds 1 2 3 --jobs 3 --tag margin --after ppo \
         --duel-steps 6000000 -- --features margin --final-round-near 0.5 --ent-coef 0.001
+    python benchmarks/bench_ppo_duel.py --seeds 1 2 3 --tag soup --soup-of margin margin2 margin3
 
 Arguments after ``--`` go to the duel stage's ``greed train duel`` unchanged.
 """
@@ -87,8 +96,32 @@ def _duel_name(rules: str, seed: int, tag: str) -> str:
     return f"{rules}__duel__{tag}__{seed}"
 
 
+CARD_GAMES = (12_345, 100_000)
+"""Evaluation seed and games of a training card's final evaluation (``DUEL_RECIPE``)."""
+
+
+def make_soup(ns: argparse.Namespace, seed: int) -> tuple[int, float]:
+    """The soup of the ``--soup-of`` tags' runs of one seed, and its play over the cards' games."""
+    t0 = time.perf_counter()
+    duel_dir = Path(ns.runs_dir)
+    run = duel_dir / _duel_name(ns.rules, seed, ns.tag)
+    if not (run / "model.json").is_file():
+        members = [duel_dir / _duel_name(ns.rules, seed, tag) / "model.zip" for tag in ns.soup_of]
+        missing = [str(m.parent) for m in members if not m.with_suffix(".json").is_file()]
+        if missing:
+            print(f"--soup-of: {', '.join(missing)} not finished; run those tags first", file=sys.stderr)
+            return 2, time.perf_counter() - t0
+        cmd = [sys.executable, "-m", "greed_env.cli", "train", "soup", *map(str, members), "--out", str(run)]
+        if subprocess.call(cmd):
+            return 1, time.perf_counter() - t0
+    fresh_eval(run, *CARD_GAMES)
+    return 0, time.perf_counter() - t0
+
+
 def run_seed(ns: argparse.Namespace, seed: int, extra: list[str]) -> tuple[int, float]:
     """Both stages of one seed; returns (exit code, wall seconds)."""
+    if ns.soup_of:
+        return make_soup(ns, seed)
     t0 = time.perf_counter()
     turn_dir = Path(ns.turn_runs_dir)
     rc, _ = bench_ppo.train(ns.rules, seed, ns.turn_steps, turn_dir, ns.turn_tag, shlex.split(ns.turn_args))
@@ -107,7 +140,7 @@ def run_seed(ns: argparse.Namespace, seed: int, extra: list[str]) -> tuple[int, 
     resume = ["--resume"] if (duel_dir / name / "checkpoints" / "latest.json").is_file() else []
     cmd = [
         sys.executable, "-m", "greed_env.cli", "train", "duel",
-        "--rules", ns.rules, "--seed", str(seed), "--total-timesteps", str(ns.duel_steps),
+        "--rules", ns.rules, "--seed", str(seed + ns.seed_offset), "--total-timesteps", str(ns.duel_steps),
         "--runs-dir", str(duel_dir), "--run-name", name, "--exp-name", ns.tag,
         "--init-from", str(init), *DUEL_RECIPE, *extra, *resume,
     ]  # fmt: skip
@@ -157,17 +190,25 @@ def fresh_eval(duel_run: Path, seed: int, games: int, regret: bool = False) -> d
 
 
 def collect(
-    duel_run: Path, goal: float, fresh: tuple[int, int] | None = None, regret: tuple[int, int] | None = None
+    duel_run: Path,
+    goal: float,
+    fresh: tuple[int, int] | None = None,
+    regret: tuple[int, int] | None = None,
+    seed: int | None = None,
 ) -> dict[str, Any]:
     """One seed's row from the cards of the duel run and the runs it started from (their CPU
     time is counted, however many stages), and the duel run's evaluation log; with ``fresh``
     (seed, games), also the final model's win rate on those held-out games; with ``regret``
-    (seed, games), its regret estimate over those."""
+    (seed, games), its regret estimate over those. ``seed`` labels the row (default: the
+    card's training seed). A soup (no evaluation of its own, no log) reads its play over the
+    cards' games."""
     duel = json.loads((duel_run / "model.json").read_text())
-    ev = duel["evaluation"]
+    ev = duel["evaluation"] or fresh_eval(duel_run, *CARD_GAMES)
     turn_cpu = earlier_cpu_min(duel_run)
-    with (duel_run / "eval.csv").open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = []
+    if (duel_run / "eval.csv").is_file():
+        with (duel_run / "eval.csv").open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
     reached = next((r for r in rows if float(r["value"]) >= goal), None)
     held_out = fresh_eval(duel_run, *fresh) if fresh else None
     by_regret = fresh_eval(duel_run, *regret, regret=True) if regret else None
@@ -177,7 +218,7 @@ def collect(
         "regret_games": by_regret["episodes"] if by_regret else None,
         "fresh_win": held_out["mean"] if held_out else None,
         "fresh_ci95": held_out["ci95"] if held_out else None,
-        "seed": duel["args"]["seed"],
+        "seed": duel["args"]["seed"] if seed is None else seed,
         "turn_cpu_min": turn_cpu,
         "duel_steps": duel["steps"],
         "duel_cpu_min": duel["cpu_time_s"] / 60,
@@ -250,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs-dir", default="runs/bench_ppo_duel")
     ap.add_argument("--tag", default="ppo", help="experiment name in the duel run names")
     ap.add_argument("--after", default=None, help="start from this tag's finished duel runs")
+    ap.add_argument("--seed-offset", type=int, default=0, help="train each seed's run with training seed seed + N")
+    ap.add_argument(
+        "--soup-of", nargs="+", default=None, metavar="TAG", help="make each seed's run the soup of these tags' runs"
+    )
     ap.add_argument("--goal", type=float, default=0.495, help="win rate to time")
     ap.add_argument("--json", default=None, help="also write the rows here")
     ap.add_argument("--fresh-seed", type=int, default=None, help="also play each final model on this evaluation seed")
@@ -265,14 +310,19 @@ def main(argv: list[str] | None = None) -> int:
     fresh = (ns.fresh_seed, ns.fresh_games) if ns.fresh_seed is not None else None
     by_regret = (ns.regret_seed, ns.regret_games) if ns.regret_games else None
     rows = [
-        collect(Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.tag), ns.goal, fresh, by_regret) for s in ns.seeds
+        collect(Path(ns.runs_dir) / _duel_name(ns.rules, s, ns.tag), ns.goal, fresh, by_regret, s) for s in ns.seeds
     ]
     after = f" and the duel runs tagged {ns.after}" if ns.after else ""
+    if ns.seed_offset:
+        after += f", training seeds offset by {ns.seed_offset}"
+
     turn = f" (tag {ns.turn_tag}: {ns.turn_args})" if ns.turn_args or ns.turn_tag != "ppo" else ""
     heading = (
         f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "
         f"{ns.turn_steps:,} turn steps{turn}{after}; duel recipe: {' '.join(DUEL_RECIPE + extra)}"
     )
+    if ns.soup_of:
+        heading = f"`{ns.rules}` duel against optimal-duel: the soups of the runs tagged {' '.join(ns.soup_of)}"
     regret_seed = ns.regret_seed if by_regret else None
     bench_ppo.report(heading, table(rows, ns.goal, ns.fresh_seed, regret_seed), rows, ns.json)
     return 0

@@ -59,6 +59,24 @@ def test_rows_count_every_stage_and_read_the_held_out_games(tmp_path: Path) -> N
         bench.earlier_cpu_min(orphan)
 
 
+def test_a_soup_row_counts_its_members_and_reads_its_play_on_the_cards_games(tmp_path: Path) -> None:
+    import argparse
+
+    turn = _run(tmp_path / "turn", {"cpu_time_s": 600.0, "args": {"init_from": None}})
+    # the soup's card: its members' CPU summed, their common parent, no evaluation of its own
+    soup = _run(
+        tmp_path / "soup",
+        {"cpu_time_s": 1800.0, "steps": 9_000_000, "args": {"seed": 11, "init_from": str(turn / "model.zip")}, "evaluation": None},
+    )
+    (soup / "fresh_eval_12345.json").write_text(json.dumps({"episodes": 100_000, "mean": 0.4941, "ci95": 0.0031}))
+    row = bench.collect(soup, 0.495, seed=1)
+    assert row["seed"] == 1 and row["win"] == 0.4941 and row["games"] == 100_000
+    assert row["turn_cpu_min"] == pytest.approx(10.0) and row["total_cpu_min"] == pytest.approx(40.0)
+    assert row["goal_step"] is None and "not reached" in bench.table([row], 0.495)
+    ns = argparse.Namespace(runs_dir=str(tmp_path), rules="ten_thousand", tag="s", soup_of=["a", "b"])
+    assert bench.make_soup(ns, 1)[0] == 2 and not (tmp_path / "ten_thousand__duel__s__1").exists()
+
+
 def test_duel_ensemble_averages_logits_and_estimates_each_policy() -> None:
     import numpy as np
 
@@ -97,7 +115,9 @@ def test_turn_tag_and_args_choose_the_turn_stage(tmp_path: Path, monkeypatch: py
 
     def fake_train(rules: str, seed: int, steps: int, runs_dir: Path, tag: str, extra: list[str]) -> tuple[int, float]:
         trained.append((tag, extra))
-        _run(runs_dir / bench.bench_ppo._run_name(rules, seed, tag), {"cpu_time_s": 1.0})
+        run = runs_dir / bench.bench_ppo._run_name(rules, seed, tag)
+        if not run.exists():
+            _run(run, {"cpu_time_s": 1.0})
         return 0, 0.0
 
     calls: list[list[str]] = []
@@ -106,9 +126,16 @@ def test_turn_tag_and_args_choose_the_turn_stage(tmp_path: Path, monkeypatch: py
     ns = bench.argparse.Namespace(
         rules="ten_thousand", turn_runs_dir=str(tmp_path / "turn"), runs_dir=str(tmp_path / "duel"),
         turn_steps=10, duel_steps=10, tag="wide", after=None, turn_tag="w", turn_args="--net-width 256",
+        seed_offset=0, soup_of=None,
     )  # fmt: skip
     rc, _ = bench.run_seed(ns, 3, ["--net-width", "256"])
     assert rc == 0 and trained == [("w", ["--net-width", "256"])]
     cmd = calls[0]
     assert cmd[cmd.index("--init-from") + 1] == str(tmp_path / "turn" / "ten_thousand__turn__w__3" / "model.zip")
     assert cmd[-2:] == ["--net-width", "256"] and cmd[cmd.index("--run-name") + 1] == "ten_thousand__duel__wide__3"
+    assert cmd[cmd.index("--seed") + 1] == "3"
+    # a branch: another training seed, the same run name pattern and chain
+    ns.tag, ns.seed_offset = "branch", 10
+    assert bench.run_seed(ns, 3, [])[0] == 0
+    cmd = calls[-1]
+    assert cmd[cmd.index("--seed") + 1] == "13" and cmd[cmd.index("--run-name") + 1] == "ten_thousand__duel__branch__3"

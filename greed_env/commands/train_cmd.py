@@ -1,4 +1,5 @@
-"""``greed train solo|duel|selfplay`` (PPO training) and ``greed eval`` (evaluate any bot).
+"""``greed train solo|duel|selfplay`` (PPO training), ``greed train soup`` (average the weights of
+runs fine-tuned from one model, :mod:`greed_env.train.soup`) and ``greed eval`` (evaluate any bot).
 
 The training options are generated from each script's argument dataclass
 (:mod:`greed_env.train.solo`, :mod:`~greed_env.train.duel`, :mod:`~greed_env.train.selfplay`),
@@ -66,6 +67,16 @@ def _run_train(ns: argparse.Namespace) -> int:
     args = namespace_to(module.Args, ns)
     try:
         module.main(args)
+    except (*_user_errors(), ValueError) as exc:
+        return _fail(exc)
+    return 0
+
+
+def _run_soup(ns: argparse.Namespace) -> int:
+    from greed_env.train.soup import run
+
+    try:
+        run(ns)
     except (*_user_errors(), ValueError) as exc:
         return _fail(exc)
     return 0
@@ -167,12 +178,12 @@ def _print_summary(result: Any, report: str | None) -> None:
 
 
 def register(subparsers: Any) -> None:
-    """Add ``train`` (with ``solo``, ``duel``, ``selfplay``) and ``eval`` to the CLI."""
+    """Add ``train`` (with ``solo``, ``duel``, ``selfplay``, ``soup``) and ``eval`` to the CLI."""
     from greed_env.train.args import add_dataclass_arguments
 
     train = subparsers.add_parser(
         "train",
-        help="train a PPO agent (solo, duel, selfplay)",
+        help="train a PPO agent (solo, duel, selfplay) or average runs (soup)",
         description="Train MaskablePPO agents; every run writes TensorBoard logs, evaluations "
         "against the exact solver, checkpoints (--resume) and a model with its JSON card.",
     )
@@ -187,6 +198,11 @@ def register(subparsers: Any) -> None:
         )
         add_dataclass_arguments(sub, module.Args)
         sub.set_defaults(func=_run_train, script=name)
+    from greed_env.train import soup
+
+    sub = scripts.add_parser("soup", help="average the weights of runs fine-tuned from one model", description=soup.DESCRIPTION)
+    soup.add_arguments(sub)
+    sub.set_defaults(func=_run_soup)
     train.set_defaults(func=lambda ns: train.print_help() or 0)
 
     ev = subparsers.add_parser(
