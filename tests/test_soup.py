@@ -13,6 +13,7 @@ pytest.importorskip("sb3_contrib")
 
 import torch
 from sb3_contrib import MaskablePPO
+from test_training_scripts import TINY as TRAINING_TINY
 
 from greed_env.cli import main as greed_main
 from greed_env.evaluation import evaluate
@@ -21,23 +22,16 @@ from greed_env.train import duel
 from greed_env.train.policy import ModelFileError, load_policy
 from greed_env.train.soup import soup
 
-TINY: dict[str, Any] = dict(
-    opponent="threshold:300",
-    total_timesteps=256,  # two updates: the last one's annealed learning rate is 0
-    num_envs=2,
-    vector="dummy",
-    num_steps=64,
-    minibatch_size=64,
-    update_epochs=1,
-    net_width=16,
-    net_depth=1,
-    eval_every=10_000,
-    eval_episodes=4,
-    eval_regret_episodes=0,
-    final_eval_episodes=4,
-    checkpoint_every=10_000,
-    progress=False,
-)
+# the training smoke tests' tiny runs, against a threshold bot, evaluated only at the end
+TINY: dict[str, Any] = {
+    **TRAINING_TINY,
+    "opponent": "threshold:300",
+    "eval_every": 10_000,
+    "eval_episodes": 4,
+    "eval_regret_episodes": 0,
+    "final_eval_episodes": 4,
+    "checkpoint_every": 10_000,
+}  # 256 steps: two updates, the last one's annealed learning rate is 0
 
 
 def _run(root: Path, name: str, **overrides: Any) -> Path:

@@ -134,7 +134,7 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
     card.update(
         {
             "script": SCRIPT,
-            "args": {**dict(first_card.get("args") or {}), "init_from": _init_from(first_card) if len(parents) == 1 else None, "exp_name": "soup"},
+            "args": {**dict(first_card.get("args") or {}), "init_from": _init_from(first_card) if len(parents) == 1 else None, "exp_name": "soup", "run_name": out_dir.name},
             "members": [
                 {"model": str(p), "seed": c.get("seed"), "steps": c.get("steps"), "cpu_time_s": c.get("cpu_time_s"), "init_from": _init_from(c)}
                 for p, c in zip(paths, cards, strict=True)
