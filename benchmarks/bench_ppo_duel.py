@@ -315,7 +315,6 @@ def main(argv: list[str] | None = None) -> int:
     after = f" and the duel runs tagged {ns.after}" if ns.after else ""
     if ns.seed_offset:
         after += f", training seeds offset by {ns.seed_offset}"
-
     turn = f" (tag {ns.turn_tag}: {ns.turn_args})" if ns.turn_args or ns.turn_tag != "ppo" else ""
     heading = (
         f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "
