@@ -97,6 +97,7 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
 
     first_model, first_card = _read_member(paths[0])
     rules = Rules.from_dict(dict(first_card["rules"]))
+    check_card(first_card, rules, f"soup member {paths[0]}")  # its specs against this greed_env's
     first_state = first_model.policy.state_dict()
     first_features = getattr(first_model.policy.features_extractor, "config", None)
     sums = {k: v.detach().clone().to(torch.float64) for k, v in first_state.items() if v.is_floating_point()}
