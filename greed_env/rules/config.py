@@ -325,7 +325,7 @@ class Rules:
     # --------------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
         _validate(self)
-        key = json.dumps(self.to_dict(include_name=False), sort_keys=True)
+        key = json.dumps(_fingerprint_dict(self), sort_keys=True)
         object.__setattr__(self, "_fingerprint", hashlib.sha256(key.encode()).hexdigest()[:16])
         object.__setattr__(self, "_hash", hash(key))
 
@@ -339,7 +339,11 @@ class Rules:
 
     @property
     def fingerprint(self) -> str:
-        """A short hash of every field that changes play (the name excluded)."""
+        """A short hash of every field that changes play (the name excluded).
+
+        Fields added after the first format count only when set away from their default, and
+        corrected engine readings count through :func:`reading_revisions`.
+        """
         return self._fingerprint  # type: ignore[attr-defined]
 
     def to_dict(self, include_name: bool = True) -> dict[str, Any]:
@@ -397,6 +401,49 @@ class Rules:
             return base * (2 ** (count - 3))
         idx = count - 4
         return self.fixed_set_values[idx] if idx < len(self.fixed_set_values) else 0
+
+
+# The fields that existed when fingerprints were first written (format 1). A field added later
+# enters the fingerprint only when it is set away from its default, so rules that do not use it
+# keep the fingerprint under which their tables and bots were made; a field whose default
+# changes how some preset plays must come with a new reading revision below instead.
+_FINGERPRINT_V1_FIELDS = frozenset(
+    [
+        "name", "num_dice", "target", "exact_target", "final_round", "entry_threshold", "entry_scope",
+        "entry_until_made", "min_bank", "single_values", "pair_values", "triple_values", "set_growth",
+        "fixed_set_values", "ones_set_values", "straights", "straight_fill_bonus", "three_pairs",
+        "three_pairs_sequential", "four_pairs", "four_pairs_sequential", "quad_counts_as_two_pairs",
+        "four_kind_plus_pair", "two_triplets", "nothing_bonus", "all_dice_bonus", "six_kind_wins",
+        "hot_dice", "carry_over", "trippn", "reroll_all", "reroll_all_must_beat", "voluntary_bust",
+        "piggyback", "bust_penalty_after", "bust_penalty", "first_player", "tie_rule", "min_players",
+        "max_players", "horizon_rounds", "rolloff_horizon",
+    ]
+)
+
+
+def reading_revisions(rules: Rules) -> dict[str, int]:
+    """Engine readings that changed after format 1 and apply to `rules`, with their revision.
+
+    The same field values can be played differently when the engine's reading of a rule is
+    corrected; the revision enters the fingerprint so that tables and bots made under the old
+    reading are refused, never silently used.
+    """
+    return {}
+
+
+def _fingerprint_dict(rules: Rules) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in fields(rules):
+        if f.name == "name":
+            continue
+        value = getattr(rules, f.name)
+        if f.name not in _FINGERPRINT_V1_FIELDS and value == f.default:
+            continue
+        out[f.name] = _jsonable(value)
+    revisions = reading_revisions(rules)
+    if revisions:
+        out["_reading_revisions"] = revisions
+    return out
 
 
 def _jsonable(value: Any) -> Any:
