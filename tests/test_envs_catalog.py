@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog, catalog_version
 from greed_env.envs.docs import CATALOG_SIZES_DOC, catalog_sizes_table
 from greed_env.rules import (
     IllegalMove,
@@ -48,7 +48,8 @@ def test_catalog_sizes_match_docs() -> None:
 def test_catalog_is_cached_per_rules_and_versioned() -> None:
     a = ActionCatalog("ten_thousand")
     assert ActionCatalog(preset("ten_thousand")) is a
-    assert a.version == ACTION_CATALOG_VERSION
+    assert a.version == catalog_version(a.rules) == 1
+    assert ActionCatalog("progressive").version == ACTION_CATALOG_VERSION == 2
     assert ActionCatalog(preset("ten_thousand", single_values=(100, 0, 0, 0, 50, 60))) is not a
 
 
@@ -67,12 +68,16 @@ def test_order_free_keeps_are_exactly_the_dice_of_every_keep_option(name: str) -
     assert keeps == sorted(keeps, key=lambda d: (len(d), d))
 
 
-def test_carry_over_catalog_has_every_multiset_and_large_first_twins() -> None:
+def test_carry_over_catalog_has_every_multiset_and_its_readings() -> None:
+    """Tap-order rules: every multiset plain, and a twin for each combination that can lock
+    first in some tap order (a large straight, a small straight, three pairs)."""
     cat = ActionCatalog("progressive")
     keeps = [e for e in cat.entries if e.kind == "keep"]
-    assert len(keeps) == 3002 + 28
-    twins = [e for e in keeps if e.large_first]
-    assert all(set(e.dice) == set(range(1, 7)) for e in twins)
+    by_reading = {k: [e.dice for e in keeps if e.reading == k] for k in ("", "large", "small", "pairs")}
+    assert len(by_reading[""]) == 3002 and len(keeps) == 3002 + 28 + 140 + 515
+    assert all(set(d) == set(range(1, 7)) for d in by_reading["large"])
+    assert all({1, 2, 3, 4, 5} <= set(d) or {2, 3, 4, 5, 6} <= set(d) for d in by_reading["small"])
+    assert all(sum(d.count(f) >= 2 for f in set(d)) >= 3 for d in by_reading["pairs"])
     s = cat.summary()
     assert s["kinds"] == [
         "bank",
@@ -98,12 +103,17 @@ def test_non_keep_kinds_follow_the_rules() -> None:
 
 def test_index_of_and_labels() -> None:
     cat = ActionCatalog("progressive")
-    plain = cat.index_of(Move("keep", (1, 1, 1, 2, 3, 4, 5, 6)))
+    small = cat.index_of(Move("keep", (1, 1, 1, 2, 3, 4, 5, 6)))
     large = cat.index_of(Move("keep", (1, 2, 3, 4, 5, 6, 1, 1)))
-    assert plain != large and cat.entries[large].large_first and not cat.entries[plain].large_first
-    assert cat.index_of(Move("keep", (1, 2, 3, 4, 5, 6))) == cat.index_of("keep 1,2,3,4,5,6")
+    assert small != large and cat.entries[large].large_first
+    assert cat.entries[small].reading == "small"
+    assert cat.index_of(Move("keep", (6, 1, 2, 3, 4, 5))) == cat.index_of(
+        "keep 1,2,3,4,5,6 (large straight)"
+    )
+    pairs = cat.index_of(Move("keep", (1, 1, 5, 5, 2, 2, 1)))
+    assert cat.labels[pairs] == "keep 1,1,1,2,2,5,5 (three pairs first)"
     assert cat.index_of("bank") == 0 and cat.index_of(Move("roll")) == 1
-    assert cat.labels[large].endswith("(large straight first)")
+    assert cat.labels[large].endswith("(large straight)")
     with pytest.raises(KeyError, match="not in the"):
         ActionCatalog("ten_thousand").index_of(Move("reroll_all"))
     with pytest.raises(KeyError, match="never legal"):
@@ -113,7 +123,7 @@ def test_index_of_and_labels() -> None:
         "index": 0,
         "kind": "bank",
         "dice": (),
-        "large_first": False,
+        "reading": "",
         "label": "bank",
     }
     assert [r["index"] for r in rows] == list(range(cat.n))

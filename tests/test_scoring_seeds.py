@@ -289,9 +289,82 @@ CASES = [
     Case(
         "progressive",
         (1, 2, 3, 4, 5, 6),
-        1350,
-        "002: with a set of 6s working the 6 extends it (600) and 1-5 is a small straight (750)",
+        1500,
+        "002: 'A complete 1-6 inside one selection is always a large straight, whatever order "
+        "you tap it in', even with a set of 6s working (the 6 does not grow the set)",
         before=((6, 6, 6),),
+    ),
+    Case(
+        "progressive",
+        (6, 1, 2, 3, 4, 5),
+        1500,
+        "002: 'always a large straight, whatever order' - the working 6 tapped first too",
+        before=((6, 6, 6),),
+    ),
+    Case(
+        "progressive",
+        (6, 6, 1, 2, 3, 4, 5),
+        2100,
+        "002: 1-6 is a large straight (1,500) and the other 6 grows the working set (600)",
+        before=((6, 6, 6),),
+    ),
+    # combinations lock as they complete, in tap order (issue 20's table)
+    Case(
+        "progressive",
+        (1, 2, 3, 4, 5, 1, 1),
+        950,
+        "002 tap order: 1-5 locks as a small straight (750), then two single 1s",
+    ),
+    Case(
+        "progressive",
+        (2, 3, 4, 5, 6, 5, 5),
+        850,
+        "002 tap order: 2-6 locks as a small straight (750), then two single 5s",
+    ),
+    Case(
+        "progressive",
+        (1, 1, 5, 5, 2, 2, 1),
+        1200,
+        "002 tap order: three pairs 1-2-5 lock at the sixth die (1,100), then a single 1",
+    ),
+    Case(
+        "progressive",
+        (1, 2, 3, 4, 5, 1, 1, 5),
+        2000,
+        "002 tap order: small straight, two 1s and a 5, kept as all eight of a fresh roll (+1,000)",
+        fresh=True,
+    ),
+    Case(
+        "progressive",
+        (1, 1, 1, 2, 3, 4, 5),
+        None,
+        "002 tap order: 1,1,1 locks a trip first, so 2,3,4 score nothing",
+    ),
+    Case(
+        "progressive",
+        (6, 1, 2, 3, 4, 5),
+        1500,
+        "002: 'A complete 1-6 inside one selection is always a large straight' (6 tapped first)",
+    ),
+    Case(
+        "progressive",
+        (2, 3, 4, 5, 6, 1),
+        1500,
+        "002: 2-6 locks, and the 1 that follows in the same selection makes it the large straight",
+    ),
+    Case(
+        "progressive",
+        (2, 2, 3, 3, 4, 4, 5, 5),
+        2000,
+        "002 tap order: three pairs 2-3-4 lock (1,500) and the pair of 5s makes four pairs (2,000)",
+    ),
+    Case(
+        "trippn",
+        (1, 2, 3, 4, 5, 6),
+        1500,
+        "002 Trippn: 'A complete 1-6 inside one selection is always a large straight' with 2s "
+        "and 5s working after an and-roll",
+        before=((2, 2, 2), (5, 5, 5)),
     ),
     Case(
         "progressive",
@@ -409,6 +482,12 @@ def test_large_straight_whatever_the_order(rules_name: str) -> None:
     large = next(pts for faces, pts in rules.straights if len(faces) == 6)
     scores = {read_keep(rules, perm).score for perm in itertools.permutations(range(1, 7))}
     assert scores == {large}
+
+
+def test_illegal_keep_names_a_tap_order_that_works() -> None:
+    """A keep that one tap order reads is refused in another with a tap order that works."""
+    with pytest.raises(IllegalKeep, match=r"2, 3, 4 score nothing; tapped as 1,2,3,4,5,1,1 these dice read 950"):
+        read_keep(preset("progressive"), (1, 1, 1, 2, 3, 4, 5))
 
 
 def test_two_readings_of_one_keep_are_both_listed() -> None:

@@ -46,7 +46,7 @@ from greed_env.bots.policy_bots import (
     RulesMismatchError,
     read_card,
 )
-from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog, catalog_version
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
 from greed_env.rules import (
     Rules,
@@ -206,10 +206,12 @@ def resolve_model_rules(card: Mapping[str, Any], rules: Rules | None, where: str
             f"{where}: trained on observation spec v{card['obs_spec_version']}, "
             f"this greed_env encodes v{OBS_SPEC_VERSION}"
         )
-    if card.get("action_catalog_version", ACTION_CATALOG_VERSION) != ACTION_CATALOG_VERSION:
+    known = rules if rules is not None else card_rules
+    built = catalog_version(known) if known is not None else ACTION_CATALOG_VERSION
+    if card.get("action_catalog_version", built) != built:
         raise CatalogMismatchError(
             f"{where}: trained on action catalog v{card['action_catalog_version']}, "
-            f"this greed_env builds v{ACTION_CATALOG_VERSION}"
+            f"this greed_env builds v{built} for these rules"
         )
     if rules is not None:
         want = fp or (card_rules.fingerprint if card_rules is not None else None)
@@ -230,7 +232,7 @@ def _check_spaces(model: Any, rules: Rules, where: str) -> ActionCatalog:
     if n is None or int(n) != catalog.n:
         raise CatalogMismatchError(
             f"{where}: action space {model.action_space}, the {rules.name} catalog "
-            f"v{ACTION_CATALOG_VERSION} has {catalog.n} actions"
+            f"v{catalog.version} has {catalog.n} actions"
         )
     shape = tuple(getattr(model.observation_space, "shape", None) or ())
     if shape != (OBS_DIM,):
@@ -435,7 +437,7 @@ def export_model(
         "greed_env.bot_id": bot_id,
         "greed_env.rules_fingerprint": bot_rules.fingerprint,
         "greed_env.obs_spec_version": str(OBS_SPEC_VERSION),
-        "greed_env.action_catalog_version": str(ACTION_CATALOG_VERSION),
+        "greed_env.action_catalog_version": str(catalog.version),
     }
     data = onnx_logits_bytes(module, meta)
     digest = hashlib.sha256(data).hexdigest()
@@ -453,7 +455,7 @@ def export_model(
         "rules": bot_rules.to_dict(),
         "obs_spec_version": OBS_SPEC_VERSION,
         "obs_dim": OBS_DIM,
-        "action_catalog_version": ACTION_CATALOG_VERSION,
+        "action_catalog_version": catalog.version,
         "num_actions": catalog.n,
         "onnx": {
             "file": f"{name}.onnx",

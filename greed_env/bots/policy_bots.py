@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
 from greed_env.rules.config import Rules, RulesError
 from greed_env.rules.game import Move, State
@@ -227,10 +227,10 @@ def check_compatible(card: Mapping[str, Any], rules: Rules | None = None, where:
             f"({card['obs_dim']} entries); this greed_env encodes v{OBS_SPEC_VERSION} ({OBS_DIM})"
         )
     catalog = ActionCatalog(bot_rules)
-    if card["action_catalog_version"] != ACTION_CATALOG_VERSION or card["num_actions"] != catalog.n:
+    if card["action_catalog_version"] != catalog.version or card["num_actions"] != catalog.n:
         raise CatalogMismatchError(
             f"{where}: trained on action catalog v{card['action_catalog_version']} "
-            f"({card['num_actions']} actions); this greed_env builds v{ACTION_CATALOG_VERSION} "
+            f"({card['num_actions']} actions); this greed_env builds v{catalog.version} "
             f"({catalog.n} actions) for {bot_rules.name}"
         )
     if rules is not None and rules.fingerprint != bot_rules.fingerprint:
@@ -449,7 +449,7 @@ class PPOBot:
         if n_actions != self.catalog.n:
             raise CatalogMismatchError(
                 f"model {self.path}: {n_actions} actions, the {self.rules.name} catalog "
-                f"v{ACTION_CATALOG_VERSION} has {self.catalog.n}"
+                f"v{self.catalog.version} has {self.catalog.n}"
             )
         obs_shape = tuple(self.model.observation_space.shape or ())
         if obs_shape != (OBS_DIM,):

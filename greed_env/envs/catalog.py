@@ -7,13 +7,17 @@ Every decision any position of a rule set can offer has one fixed action id:
   ``reroll_all`` (``reroll_all``), ``bust`` (``voluntary_bust``), ``piggyback`` and ``fresh``
   (``piggyback``), ``split``, ``refuse``, ``roll_first`` and ``roll_last``
   (``tie_rule == 'split_vote'``);
-* then the keeps, ordered by (number of dice, faces). Under order-free rules a keep is a
-  multiset of faces, and the catalog holds exactly the multisets that are a legal keep in
+* then the keeps, ordered by (number of dice, faces, reading). Under order-free rules a keep
+  is a multiset of faces, and the catalog holds exactly the multisets that are a legal keep in
   some position: those :func:`~greed_env.rules.read_keep` reads, as part of a roll or as the
   whole of a fresh full roll (which adds the nothing bonus). Under tap-order rules
   (``carry_over``) every multiset of 1..``num_dice`` faces can score through working sets, and
-  a multiset holding all six faces has a second action, *large straight first*
-  (:attr:`~greed_env.rules.KeepOption.large_first`): the two distinct readings of those dice.
+  the same dice can be read in several ways depending on the tap order. A keep action is then
+  a multiset with a *reading* (:attr:`~greed_env.rules.KeepOption.reading`), the strongest
+  combination the tap order locks: plain (sets and singles), ``pairs`` (three pairs, for dice
+  with three faces at least twice), ``small`` (a small straight, for dice holding one) and
+  ``large`` (a large straight, for dice holding all six faces). The distinct readings of the
+  same dice in one position always differ in it (checked when a position's mask is built).
 
 A keep action is played as the canonical tap order of the matching
 :class:`~greed_env.rules.KeepOption`, so ``action_to_move`` and ``legal_moves`` agree move for
@@ -52,12 +56,21 @@ from greed_env.rules import (
     legal_moves,
     read_keep,
     resolve_rules,
+    tap_reading,
 )
 
-__all__ = ["ACTION_CATALOG_VERSION", "ActionCatalog", "ActionEntry"]
+__all__ = ["ACTION_CATALOG_VERSION", "ActionCatalog", "ActionEntry", "catalog_version"]
 
-ACTION_CATALOG_VERSION = 1
-"""Bumped whenever the ids a rules configuration gets could change."""
+ACTION_CATALOG_VERSION = 2
+"""The newest catalog format. A rules configuration's catalog carries the version of the last
+change to the ids it gets (:func:`catalog_version`): 2 for tap-order rules, whose keeps became
+(dice, reading) pairs when small straights and three pairs began to lock in tap order; 1 for
+every order-free rule set, whose ids have not changed."""
+
+
+def catalog_version(rules: Rules) -> int:
+    """The catalog version of ``rules`` (what cards of bots trained on it record)."""
+    return 2 if rules.carry_over else 1
 
 FACES = (1, 2, 3, 4, 5, 6)
 _KEEP_CACHE_LIMIT = 1 << 18
@@ -69,14 +82,25 @@ class ActionEntry(NamedTuple):
     index: int
     kind: str
     dice: tuple[int, ...] = ()
-    large_first: bool = False
+    reading: str = ""
+
+    @property
+    def large_first(self) -> bool:
+        return self.reading == "large"
 
     @property
     def label(self) -> str:
         if self.kind != "keep":
             return self.kind
         text = "keep " + ",".join(map(str, self.dice))
-        return text + " (large straight first)" if self.large_first else text
+        return text + f" ({_READING_LABELS[self.reading]})" if self.reading else text
+
+
+_READING_LABELS = {
+    "large": "large straight",
+    "small": "small straight first",
+    "pairs": "three pairs first",
+}
 
 
 def _non_keep_kinds(rules: Rules) -> list[str]:
@@ -102,18 +126,25 @@ def _readable(rules: Rules, dice: tuple[int, ...], fresh: bool) -> bool:
     return True
 
 
-def _keep_keys(rules: Rules) -> list[tuple[tuple[int, ...], bool]]:
-    keys: list[tuple[tuple[int, ...], bool]] = []
+def _keep_keys(rules: Rules) -> list[tuple[tuple[int, ...], str]]:
+    keys: list[tuple[tuple[int, ...], str]] = []
+    short = [set(faces) for faces, _ in rules.straights if len(faces) < 6]
+    has_large = any(len(faces) == 6 for faces, _ in rules.straights)
     for size in range(1, rules.num_dice + 1):
         for dice in combinations_with_replacement(FACES, size):
             if rules.carry_over:
-                keys.append((dice, False))
-                if len(set(dice)) == 6:
-                    keys.append((dice, True))
+                faces = set(dice)
+                keys.append((dice, ""))
+                if rules.three_pairs and sum(dice.count(f) >= 2 for f in FACES) >= 3:
+                    keys.append((dice, "pairs"))
+                if any(s <= faces for s in short):
+                    keys.append((dice, "small"))
+                if has_large and len(faces) == 6:
+                    keys.append((dice, "large"))
             elif _readable(rules, dice, False) or (
                 size == rules.num_dice and _readable(rules, dice, True)
             ):
-                keys.append((dice, False))
+                keys.append((dice, ""))
     return keys
 
 
@@ -151,14 +182,14 @@ class ActionCatalog:
 
     def _build(self, rules: Rules) -> None:
         self.rules = rules
-        self.version = ACTION_CATALOG_VERSION
+        self.version = catalog_version(rules)
         entries = [ActionEntry(i, k) for i, k in enumerate(_non_keep_kinds(rules))]
         self._kind_index = {e.kind: e.index for e in entries}
-        self._keep_index: dict[tuple[tuple[int, ...], bool], int] = {}
-        for dice, large_first in _keep_keys(rules):
+        self._keep_index: dict[tuple[tuple[int, ...], str], int] = {}
+        for dice, reading in _keep_keys(rules):
             idx = len(entries)
-            entries.append(ActionEntry(idx, "keep", dice, large_first))
-            self._keep_index[(dice, large_first)] = idx
+            entries.append(ActionEntry(idx, "keep", dice, reading))
+            self._keep_index[(dice, reading)] = idx
         self.entries = tuple(entries)
         self.labels = tuple(e.label for e in entries)
         self.n = len(entries)
@@ -196,7 +227,12 @@ class ActionCatalog:
                 mask[idx] = 1
                 moves[idx] = move
         for opt in current_keep_options(self.rules, state):
-            idx = self._keep_index[(opt.dice, opt.large_first)]
+            idx = self._keep_index[(opt.dice, opt.reading)]
+            if mask[idx]:
+                raise RuntimeError(
+                    f"two readings of keep {opt.dice} share action {idx} ({self.labels[idx]}) "
+                    "in this position: the catalog cannot tell them apart"
+                )
             mask[idx] = 1
             moves[idx] = Move("keep", opt.taps)
         return mask, moves
@@ -234,9 +270,8 @@ class ActionCatalog:
         """The action id of a move, a keep option, a label, or a ``(kind, taps)`` pair.
 
         A keep move in tap-order rules is matched by its reading: with ``state`` given, by the
-        outcome it has there (any tap order works); without it, the taps are assumed to be a
-        canonical order, and they read *large straight first* when all six faces are tapped
-        before any face is tapped a third time while some face is kept three times.
+        outcome it has there (any tap order works); without it, by the strongest combination
+        the taps lock read with nothing working (:func:`~greed_env.rules.tap_reading`).
 
         Raises:
             KeyError: the move kind or the keep is not in this catalog.
@@ -244,7 +279,7 @@ class ActionCatalog:
         if isinstance(item, ActionEntry):
             return self._check_index(item.index)
         if isinstance(item, KeepOption):
-            return self._keep_lookup(item.dice, item.large_first)
+            return self._keep_lookup(item.dice, item.reading)
         if isinstance(item, str):
             if item in self.labels:
                 return self.labels.index(item)
@@ -262,7 +297,7 @@ class ActionCatalog:
                 ) from None
         dice = tuple(sorted(taps))
         if not self.rules.carry_over:
-            return self._keep_lookup(dice, False)
+            return self._keep_lookup(dice, "")
         if state is not None and state.phase == Phase.KEEP:
             try:
                 res = read_keep(
@@ -279,19 +314,17 @@ class ActionCatalog:
                     res.carry,
                     res.wins,
                 ):
-                    return self._keep_lookup(dice, opt.large_first)
+                    return self._keep_lookup(dice, opt.reading)
             raise KeyError(f"keep {taps} is not legal in this position")
-        return self._keep_lookup(dice, _reads_large_first(tuple(taps)))
+        return self._keep_lookup(dice, tap_reading(self.rules, tuple(taps)))
 
-    def _keep_lookup(self, dice: tuple[int, ...], large_first: bool) -> int:
+    def _keep_lookup(self, dice: tuple[int, ...], reading: str) -> int:
         try:
-            return self._keep_index[(tuple(dice), large_first)]
+            return self._keep_index[(tuple(dice), reading)]
         except KeyError:
-            what = (
-                "keep "
-                + ",".join(map(str, dice))
-                + (" (large straight first)" if large_first else "")
-            )
+            what = "keep " + ",".join(map(str, dice))
+            if reading:
+                what += f" ({_READING_LABELS[reading]})"
             raise KeyError(f"{what} is never legal under the {self.rules.name} rules") from None
 
     def _check_index(self, action: Any) -> int:
@@ -309,20 +342,20 @@ class ActionCatalog:
     # documentation
 
     def table(self) -> list[dict[str, Any]]:
-        """One row per action: ``index``, ``kind``, ``dice``, ``large_first``, ``label``."""
+        """One row per action: ``index``, ``kind``, ``dice``, ``reading``, ``label``."""
         return [
             {
                 "index": e.index,
                 "kind": e.kind,
                 "dice": e.dice,
-                "large_first": e.large_first,
+                "reading": e.reading,
                 "label": e.label,
             }
             for e in self.entries
         ]
 
     def summary(self) -> dict[str, Any]:
-        """Counts for docs: total, non-keep, keeps, large-straight-first keeps, version."""
+        """Counts for docs: total, non-keep, keeps, keeps with each reading, version."""
         keeps = [e for e in self.entries if e.kind == "keep"]
         return {
             "rules": self.rules.name,
@@ -330,21 +363,8 @@ class ActionCatalog:
             "n": self.n,
             "non_keep": self.n - len(keeps),
             "keeps": len(keeps),
-            "large_first": sum(e.large_first for e in keeps),
+            "large_first": sum(e.reading == "large" for e in keeps),
+            "small_first": sum(e.reading == "small" for e in keeps),
+            "pairs_first": sum(e.reading == "pairs" for e in keeps),
             "kinds": [e.kind for e in self.entries if e.kind != "keep"],
         }
-
-
-def _reads_large_first(taps: tuple[int, ...]) -> bool:
-    """Whether canonical ``taps`` lock a large straight before any set (tap-order rules)."""
-    counts = [taps.count(f) for f in FACES]
-    if max(counts) < 3 or min(counts) == 0:
-        return False
-    seen: dict[int, int] = {}
-    for t in taps:
-        seen[t] = seen.get(t, 0) + 1
-        if seen[t] == 3:
-            return False
-        if len(seen) == 6:
-            return True
-    return False

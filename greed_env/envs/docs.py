@@ -48,12 +48,15 @@ def catalog_sizes_table() -> str:
     from greed_env.rules import preset, preset_names
 
     lines = [
-        "| preset | n | non-keep moves | keeps | large-straight-first keeps |",
-        "|---|---|---|---|---|",
+        "| preset | catalog version | n | non-keep moves | keeps | of which read large straight / small straight first / three pairs first |",
+        "|---|---|---|---|---|---|",
     ]
     for name in preset_names():
         s = ActionCatalog(preset(name)).summary()
-        lines.append(f"| {name} | {s['n']} | {s['non_keep']} | {s['keeps']} | {s['large_first']} |")
+        readings = f"{s['large_first']} / {s['small_first']} / {s['pairs_first']}"
+        lines.append(
+            f"| {name} | {s['version']} | {s['n']} | {s['non_keep']} | {s['keeps']} | {readings} |"
+        )
     return "\n".join(lines)
 
 
@@ -71,6 +74,9 @@ def catalog_layout_table() -> str:
     return "\n".join(lines)
 
 
+_READING_MARKS = {"": "", "large": "L", "small": "S", "pairs": "P"}
+
+
 def keep_list(name: str) -> str:
     """Every keep action of a preset as ``id: faces``, one line per number of dice."""
     from greed_env.envs.catalog import ActionCatalog
@@ -80,7 +86,7 @@ def keep_list(name: str) -> str:
     by_size: dict[int, list[str]] = {}
     for e in cat.entries:
         if e.kind == "keep":
-            faces = "".join(map(str, e.dice)) + ("L" if e.large_first else "")
+            faces = "".join(map(str, e.dice)) + _READING_MARKS[e.reading]
             by_size.setdefault(len(e.dice), []).append(f"{e.index}:{faces}")
     return "\n".join(
         f"- {size} {'die' if size == 1 else 'dice'}: " + " ".join(items)
@@ -97,7 +103,7 @@ def generated_block() -> str:
         [
             BEGIN,
             "",
-            f"### Action catalog sizes (catalog version {ACTION_CATALOG_VERSION})",
+            f"### Action catalog sizes (newest catalog version {ACTION_CATALOG_VERSION})",
             "",
             catalog_sizes_table(),
             "",

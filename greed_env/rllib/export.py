@@ -45,7 +45,7 @@ from greed_env.bots.policy_bots import (
     ObsSpecMismatchError,
     OnnxBot,
 )
-from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION
 from greed_env.rules import Rules, resolve_rules
 
@@ -181,7 +181,7 @@ def export_checkpoint(
             "greed_env.bot_id": bot_id,
             "greed_env.rules_fingerprint": bot_rules.fingerprint,
             "greed_env.obs_spec_version": str(OBS_SPEC_VERSION),
-            "greed_env.action_catalog_version": str(ACTION_CATALOG_VERSION),
+            "greed_env.action_catalog_version": str(catalog.version),
         },
     )
     card: dict[str, Any] = {
@@ -198,7 +198,7 @@ def export_checkpoint(
         "rules": bot_rules.to_dict(),
         "obs_spec_version": OBS_SPEC_VERSION,
         "obs_dim": OBS_DIM,
-        "action_catalog_version": ACTION_CATALOG_VERSION,
+        "action_catalog_version": catalog.version,
         "num_actions": catalog.n,
         "onnx": {
             "file": f"{name}.onnx",

@@ -54,6 +54,7 @@ from greed_env.rules.scoring import (
     KeepResult,
     keep_options,
     read_keep,
+    tap_reading,
 )
 
 __all__ = [
@@ -107,4 +108,5 @@ __all__ = [
     "sample_roll",
     "save",
     "save_record",
+    "tap_reading",
 ]

@@ -64,6 +64,7 @@ __all__ = [
     "has_scoring_keep",
     "keep_options",
     "read_keep",
+    "tap_reading",
 ]
 
 FACES = (1, 2, 3, 4, 5, 6)
@@ -123,7 +124,13 @@ class KeepResult(NamedTuple):
 
 
 class KeepOption(NamedTuple):
-    """One legal keep of a roll: a distinct outcome with a canonical tap order."""
+    """One legal keep of a roll: a distinct outcome with a canonical tap order.
+
+    ``reading`` (tap-order rules) names the strongest combination the tap order locks:
+    ``"large"`` (a large straight), ``"small"`` (a shorter straight), ``"pairs"`` (three or
+    four pairs) or ``""`` (sets and singles only). The distinct readings of the same dice in
+    one position differ in it, so (dice, reading) identifies a keep action.
+    """
 
     dice: tuple[int, ...]
     taps: tuple[int, ...]
@@ -131,7 +138,12 @@ class KeepOption(NamedTuple):
     carry: Carry
     parts: tuple[Part, ...]
     wins: bool
-    large_first: bool
+    reading: str = ""
+
+    @property
+    def large_first(self) -> bool:
+        """Whether this reading locks a large straight."""
+        return self.reading == "large"
 
 
 def counts_of(dice: tuple[int, ...] | list[int]) -> Counts:
@@ -350,7 +362,7 @@ def _explain_failure(rules: Rules, counts: Counts, order_free: bool, carry: Carr
         if order_free:
             ok = _best_partition(rules, rest, True, (), ()) is not None  # type: ignore[arg-type]
         else:
-            ok = _read_taps(rules, _dice_of(rest), carry) is not None  # type: ignore[arg-type]
+            ok = bool(_tap_readings(rules, rest, carry))  # type: ignore[arg-type]
         if ok:
             return _no_score_message(removed)
     return _no_score_message(counts)
@@ -391,10 +403,42 @@ def read_keep(
     counts = counts_of(taps)
     result = _read(rules, taps, counts, carry, fresh)
     if result is None:
-        raise IllegalKeep(
-            _explain_failure(rules, counts, not rules.carry_over, carry), rule="dead-die"
-        )
+        if not rules.carry_over:
+            raise IllegalKeep(_explain_failure(rules, counts, True, carry), rule="dead-die")
+        message = _explain_tap_failure(rules, taps, carry)
+        other = _sub_readings(rules, counts, carry, fresh and len(taps) == rules.num_dice)
+        if other:
+            best = max(other, key=lambda r: r[1].score)
+            message += (
+                f"; tapped as {','.join(map(str, best[0]))} these dice read {best[1].score}"
+            )
+        raise IllegalKeep(message, rule="dead-die")
     return result
+
+
+def _explain_tap_failure(rules: Rules, taps: tuple[int, ...], carry: Carry) -> str:
+    """Which dice this tap order leaves scoring nothing (tap-order rules)."""
+    t = _tap_start(carry)
+    for d in taps:
+        t = _tap(rules, t, d)
+    dead = [0, 0, 0, 0, 0, 0]
+    for i in range(6):  # a held die that cannot grow its set
+        d = i + 1
+        if t.held[i] and rules.set_value(d, t.sets[i] + 1) <= rules.set_value(d, t.sets[i]):
+            dead[i] += t.held[i]
+    if _best_partition(rules, t.pending, False, carry.fills, ()) is not None:
+        removals: list[Counts] = []
+    else:
+        removals = sorted(_submultisets(t.pending), key=sum)
+    for removed in removals:
+        rest = tuple(c - r for c, r in zip(t.pending, removed, strict=True))
+        if _best_partition(rules, rest, False, carry.fills, ()) is not None:  # type: ignore[arg-type]
+            dead = [a + b for a, b in zip(dead, removed, strict=True)]
+            break
+    dice = _dice_of(tuple(dead))  # type: ignore[arg-type]
+    verb = "scores" if len(dice) == 1 else "score"
+    shown = ", ".join(map(str, dice)) if dice else ", ".join(map(str, taps))
+    return f"every kept die must score: in this tap order {shown} {verb} nothing"
 
 
 def _read(
@@ -422,35 +466,171 @@ def _read(
     return result
 
 
-def _read_taps(rules: Rules, taps: tuple[int, ...], carry: Carry) -> KeepResult | None:
-    sets = list(carry.sets)
-    pending = [0, 0, 0, 0, 0, 0]
-    score = 0
-    parts: list[Part] = []
-    large = next((pts for faces, pts in rules.straights if len(faces) == 6), 0)
-    for d in taps:
-        i = d - 1
-        if sets[i]:
+class _Tapping(NamedTuple):
+    """Where the reading of a keep stands after some taps (tap-order rules)."""
+
+    sets: Counts  # dice in each face's working set (earlier keeps and this one)
+    pending: Counts  # dice tapped that no combination has claimed yet
+    held: Counts  # dice of faces with a working set, waiting to extend it at the end
+    score: int
+    parts: tuple[Part, ...]
+    open_fills: tuple[int, ...]  # fill faces of straights locked in this keep, not yet filled
+    pairs: tuple[int, ...]  # faces of working three pairs (the carry's, or locked in this keep)
+    upgraded: bool  # working three pairs became four pairs in this keep
+    reading: str  # the strongest kind locked so far: "", "pairs", "small" or "large"
+
+
+_READING_RANK = {"": 0, "pairs": 1, "small": 2, "large": 3}
+
+
+def _strongest(a: str, b: str) -> str:
+    return a if _READING_RANK[a] >= _READING_RANK[b] else b
+
+
+@lru_cache(maxsize=64)
+def _straight_table(rules: Rules) -> tuple[tuple[Counts, int, str, int], ...]:
+    """Listed straights, longest first: (faces as counts, points, label, fill face)."""
+    rows = []
+    for faces, pts in sorted(rules.straights, key=lambda e: -len(e[0])):
+        label = "straight " + "-".join(map(str, sorted(faces)))
+        rows.append((_one_hot(faces), pts, label, _fill_face(rules, faces)))
+    return tuple(rows)
+
+
+def _straight_points(rules: Rules, counts: Counts) -> int:
+    for use, pts, _, _ in _straight_table(rules):
+        if use == counts:
+            return pts
+    return 0
+
+
+def _tap_start(carry: Carry) -> _Tapping:
+    zero = (0, 0, 0, 0, 0, 0)
+    return _Tapping(carry.sets, zero, zero, 0, (), (), carry.pairs, False, "")
+
+
+def _tap(rules: Rules, t: _Tapping, d: int) -> _Tapping:
+    """Read one more tapped die ``d``: combinations lock the moment they complete."""
+    i = d - 1
+    if d in t.open_fills:
+        # a straight locked earlier in this keep grows by its fill face: 1-5 then 6 is 1-6
+        for use, pts, _label, fill in _straight_table(rules):
+            if fill == d and use[i] == 0:
+                grown = tuple(u + (k == i) for k, u in enumerate(use))
+                gain = _straight_points(rules, grown) - pts  # type: ignore[arg-type]
+                if gain > 0:
+                    grown_label = "straight " + "-".join(
+                        str(f) for f in FACES if grown[f - 1]
+                    )
+                    return t._replace(
+                        score=t.score + gain,
+                        parts=(*t.parts, Part(f"{d} completes {grown_label}", (d,), gain)),
+                        open_fills=tuple(f for f in t.open_fills if f != d),
+                        reading=_strongest(
+                            t.reading, "large" if sum(grown) == 6 else "small"
+                        ),
+                    )
+    if t.sets[i]:
+        held = _bump(t.held, i, 1)
+        t = t._replace(held=held)
+        return _lock_large(rules, t) or t
+    pending = _bump(t.pending, i, 1)
+    t = t._replace(pending=pending)
+    n = pending[i]
+    if n == 3 and rules.triple_values[i]:
+        value = rules.set_value(d, 3)
+        return t._replace(
+            sets=_bump(t.sets, i, 3),
+            pending=_bump(pending, i, -3),
+            score=t.score + value,
+            parts=(*t.parts, Part(f"3 {d}s", (d, d, d), value)),
+        )
+    if n == 1:
+        locked = _lock_large(rules, t)
+        if locked is not None:
+            return locked
+        for use, pts, label, fill in _straight_table(rules):
+            if sum(use) < 6 and all(p >= u for p, u in zip(pending, use, strict=True)):
+                return t._replace(
+                    pending=tuple(p - u for p, u in zip(pending, use, strict=True)),  # type: ignore[arg-type]
+                    score=t.score + pts,
+                    parts=(*t.parts, Part(label, _dice_of(use), pts)),
+                    open_fills=(*t.open_fills, fill) if fill else t.open_fills,
+                    reading=_strongest(t.reading, "small"),
+                )
+        return t
+    if n == 2:
+        if t.pairs and d not in t.pairs and not t.upgraded and rules.four_pairs:
+            gain = _pairs_value(rules, (*t.pairs, d)) - _pairs_value(rules, t.pairs)
+            if gain > 0:
+                return t._replace(
+                    pending=_bump(pending, i, -2),
+                    score=t.score + gain,
+                    parts=(*t.parts, Part(f"pair of {d}s makes four pairs", (d, d), gain)),
+                    pairs=(),
+                    upgraded=True,
+                )
+        faces = tuple(f for f in FACES if pending[f - 1] >= 2)
+        if len(faces) == 3 and rules.num_dice >= 2 * 3:
+            value = _pairs_value(rules, faces)
+            if value:
+                used = _one_hot(faces, 2)
+                return t._replace(
+                    pending=tuple(p - u for p, u in zip(pending, used, strict=True)),  # type: ignore[arg-type]
+                    score=t.score + value,
+                    parts=(*t.parts, Part(f"three pairs {'-'.join(map(str, faces))}", _dice_of(used), value)),
+                    pairs=faces,
+                    upgraded=False,
+                    reading=_strongest(t.reading, "pairs"),
+                )
+    return t
+
+
+def _lock_large(rules: Rules, t: _Tapping) -> _Tapping | None:
+    """Lock a large straight if the pending and held dice now show every face."""
+    large = _straight_table(rules)[0] if rules.straights else None
+    if large is None or sum(large[0]) != 6:
+        return None
+    if not all(p + h for p, h in zip(t.pending, t.held, strict=True)):
+        return None
+    pending = list(t.pending)
+    held = list(t.held)
+    for k in range(6):  # a die no set claims goes first; a held die leaves its set's growth
+        if pending[k]:
+            pending[k] -= 1
+        else:
+            held[k] -= 1
+    return t._replace(
+        pending=tuple(pending),  # type: ignore[arg-type]
+        held=tuple(held),  # type: ignore[arg-type]
+        score=t.score + large[1],
+        parts=(*t.parts, Part(large[2], FACES, large[1])),
+        reading=_strongest(t.reading, "large"),
+    )
+
+
+def _bump(c: Counts, i: int, by: int) -> Counts:
+    out = list(c)
+    out[i] += by
+    return (out[0], out[1], out[2], out[3], out[4], out[5])
+
+
+def _tap_finish(rules: Rules, t: _Tapping, carry: Carry) -> tuple[KeepResult, str] | None:
+    """End of the keep: held dice grow their sets, the rest is read as singles, pairs and fills
+    of straights made on an earlier keep. None if a kept die scores nothing."""
+    score = t.score
+    parts = list(t.parts)
+    sets = list(t.sets)
+    for i in range(6):
+        for _ in range(t.held[i]):
+            d = i + 1
             gain = rules.set_value(d, sets[i] + 1) - rules.set_value(d, sets[i])
             if gain <= 0:
                 return None
             sets[i] += 1
             score += gain
             parts.append(Part(f"{d} added to set", (d,), gain))
-            continue
-        pending[i] += 1
-        if pending[i] == 3 and rules.triple_values[i]:
-            pending[i] = 0
-            sets[i] = 3
-            value = rules.set_value(d, 3)
-            score += value
-            parts.append(Part(f"3 {d}s", (d, d, d), value))
-        elif large and all(pending):
-            pending = [p - 1 for p in pending]
-            score += large
-            parts.append(Part("straight 1-2-3-4-5-6", FACES, large))
-    rest = (pending[0], pending[1], pending[2], pending[3], pending[4], pending[5])
-    reading = _best_partition(rules, rest, False, carry.fills, carry.pairs)
+    reading = _best_partition(rules, t.pending, False, carry.fills, ())
     if reading is None:
         return None
     score += reading.score
@@ -459,12 +639,96 @@ def _read_taps(rules: Rules, taps: tuple[int, ...], carry: Carry) -> KeepResult 
     for p in reading.parts:
         if p.name.startswith("fills straight"):
             fills.discard(p.dice[0])
-    fills.update(reading.fills)
-    pairs = () if reading.upgraded else (reading.pairs or carry.pairs)
+    fills.update(t.open_fills)
     new_carry = Carry(
-        (sets[0], sets[1], sets[2], sets[3], sets[4], sets[5]), tuple(sorted(fills)), pairs
+        (sets[0], sets[1], sets[2], sets[3], sets[4], sets[5]), tuple(sorted(fills)), t.pairs
     )
-    return KeepResult(score, new_carry, tuple(parts))
+    return KeepResult(score, new_carry, tuple(parts)), t.reading
+
+
+def tap_reading(rules: Rules, taps: tuple[int, ...], carry: Carry = EMPTY_CARRY) -> str:
+    """The strongest combination ``taps`` lock in tap order (see :attr:`KeepOption.reading`):
+    ``"large"``, ``"small"``, ``"pairs"`` or ``""``; always ``""`` under order-free rules.
+
+    >>> from greed_env.rules.config import preset
+    >>> [tap_reading(preset("progressive"), t) for t in ((6, 6, 6, 1, 2, 3, 4, 5), (1, 2, 3, 4, 5, 6))]
+    ['small', 'large']
+    """
+    if not rules.carry_over:
+        return ""
+    t = _tap_start(carry)
+    for d in taps:
+        t = _tap(rules, t, d)
+    return t.reading
+
+
+def _read_taps(rules: Rules, taps: tuple[int, ...], carry: Carry) -> KeepResult | None:
+    return _read_taps_with_reading(rules, taps, carry)[0]
+
+
+def _read_taps_with_reading(
+    rules: Rules, taps: tuple[int, ...], carry: Carry
+) -> tuple[KeepResult | None, str]:
+    t = _tap_start(carry)
+    for d in taps:
+        t = _tap(rules, t, d)
+    done = _tap_finish(rules, t, carry)
+    return (None, "") if done is None else done
+
+
+@lru_cache(maxsize=1 << 17)
+def _tap_readings(
+    rules: Rules, sub: Counts, carry: Carry
+) -> tuple[tuple[tuple[int, ...], KeepResult, str], ...]:
+    """Every distinct reading of the multiset ``sub`` over all its tap orders, each once, as
+    (a tap order that gives it, the reading, its kind).
+
+    A depth-first walk over the taps that visits each reading state once; the walk tries faces
+    in ascending order, so the tap order kept for a reading is the first in that order.
+    """
+    found: dict[tuple[int, Carry], tuple[tuple[int, ...], KeepResult, str]] = {}
+    seen: set[tuple[Counts, _Tapping]] = set()
+
+    def walk(rest: Counts, t: _Tapping, taps: tuple[int, ...]) -> None:
+        key = (rest, t._replace(parts=()))
+        if key in seen:
+            return
+        seen.add(key)
+        if not any(rest):
+            done = _tap_finish(rules, t, carry)
+            if done is not None:
+                res, kind = done
+                found.setdefault((res.score, res.carry), (taps, res, kind))
+            return
+        for i in range(6):
+            if rest[i]:
+                walk(_bump(rest, i, -1), _tap(rules, t, i + 1), (*taps, i + 1))
+
+    walk(sub, _tap_start(carry), ())
+    return tuple(_readable_order(rules, carry, taps, res, kind) for taps, res, kind in found.values())
+
+
+def _readable_order(
+    rules: Rules, carry: Carry, taps: tuple[int, ...], res: KeepResult, kind: str
+) -> tuple[tuple[int, ...], KeepResult, str]:
+    """Prefer the tap order that taps each locked combination together, in the order they
+    lock, then the other dice ascending (6,6,6,1,2,3,4,5 rather than 1,6,6,6,2,3,4,5), when
+    it gives the same reading."""
+    grouped: list[int] = []
+    rest = list(counts_of(taps))
+    for part in res.parts:
+        if part.name.startswith(("3 ", "straight", "three pairs", "pair of")) or " completes " in part.name:
+            for d in part.dice:
+                if rest[d - 1]:
+                    rest[d - 1] -= 1
+                    grouped.append(d)
+    grouped += _dice_of(tuple(rest))  # type: ignore[arg-type]
+    order = tuple(grouped)
+    if order != taps:
+        again, again_kind = _read_taps_with_reading(rules, order, carry)
+        if again is not None and (again.score, again.carry) == (res.score, res.carry):
+            return order, again, again_kind
+    return taps, res, kind
 
 
 # -----------------------------------------------------------------------------------------
@@ -479,19 +743,24 @@ def _submultisets(counts: Counts) -> list[Counts]:
     return out  # type: ignore[return-value]
 
 
-def _canonical_orders(rules: Rules, sub: Counts, carry: Carry) -> list[tuple[tuple[int, ...], bool]]:
-    """Tap orders that reach every distinct reading of the kept multiset `sub`."""
-    plain = tuple(
-        sorted(_dice_of(sub), key=lambda d: (0 if sub[d - 1] >= 3 else 1, d))
-    )  # sets first
-    orders = [(plain, False)]
-    has_large = any(len(faces) == 6 for faces, _ in rules.straights)
-    if has_large and all(sub) and not any(carry.sets):
-        rest = list(sub)
-        for i in range(6):
-            rest[i] -= 1
-        orders.append(((*FACES, *_dice_of(tuple(rest))), True))  # type: ignore[arg-type]
-    return orders
+@lru_cache(maxsize=1 << 17)
+def _sub_readings(
+    rules: Rules, sub: Counts, carry: Carry, fresh: bool
+) -> tuple[tuple[tuple[int, ...], KeepResult, str], ...]:
+    """The distinct readings of keeping the multiset ``sub`` (see :func:`keep_options`)."""
+    if not rules.carry_over:
+        res = _read(rules, _dice_of(sub), sub, carry, fresh)
+        return () if res is None else ((_dice_of(sub), res, ""),)
+    out = []
+    for taps, _, kind in _tap_readings(rules, sub, carry):
+        res = _read(rules, taps, sub, carry, fresh)
+        if res is not None:
+            out.append((taps, res, kind))
+    if not out and fresh:
+        res = _read(rules, _dice_of(sub), sub, carry, fresh)  # the nothing bonus
+        if res is not None:
+            out.append((_dice_of(sub), res, ""))
+    return tuple(out)
 
 
 @lru_cache(maxsize=1 << 17)
@@ -501,28 +770,18 @@ def keep_options(
     """Every legal keep of `roll` (sorted faces), each distinct outcome once.
 
     Order-free rules give one option per scoring sub-multiset (its best reading); tap-order
-    rules give one option per distinct (dice, score, carry-over) outcome with a canonical tap
-    order that produces it. The nothing bonus appears as the keep of the whole roll.
+    rules give one option per distinct (dice, score, carry-over) outcome over every tap order,
+    with a canonical tap order that produces it and the kind of combination it locks
+    (:attr:`KeepOption.reading`). The nothing bonus appears as the keep of the whole roll.
     """
     counts = counts_of(roll)
+    full = fresh and len(roll) == rules.num_dice
     opts: list[KeepOption] = []
-    seen: set[tuple[object, ...]] = set()
     for sub in _submultisets(counts):
-        orders = (
-            _canonical_orders(rules, sub, carry)
-            if rules.carry_over
-            else [(_dice_of(sub), False)]
-        )
-        for taps, large_first in orders:
-            res = _read(rules, taps, sub, carry, fresh and len(roll) == rules.num_dice)
-            if res is None:
-                continue
-            dice = _dice_of(sub)
-            key = (dice, res.score, res.carry, res.wins)
-            if key in seen:
-                continue
-            seen.add(key)
-            opts.append(KeepOption(dice, taps, res.score, res.carry, res.parts, res.wins, large_first))
+        for taps, res, kind in _sub_readings(rules, sub, carry, full and sum(sub) == len(roll)):
+            opts.append(
+                KeepOption(_dice_of(sub), taps, res.score, res.carry, res.parts, res.wins, kind)
+            )
     return tuple(opts)
 
 
@@ -534,19 +793,7 @@ def has_scoring_keep(rules: Rules, roll: tuple[int, ...], carry: Carry = EMPTY_C
 @lru_cache(maxsize=1 << 16)
 def _has_scoring(rules: Rules, roll: tuple[int, ...], carry: Carry) -> bool:
     counts = counts_of(roll)
-    for sub in _submultisets(counts):
-        orders = _canonical_orders(rules, sub, carry) if rules.carry_over else [(_dice_of(sub), False)]
-        for taps, _ in orders:
-            try:
-                if rules.carry_over:
-                    ok = _read_taps(rules, taps, carry) is not None
-                else:
-                    ok = _best_partition(rules, sub, True, (), ()) is not None
-            except IllegalKeep:
-                ok = False
-            if ok:
-                return True
-    return False
+    return any(_sub_readings(rules, sub, carry, False) for sub in _submultisets(counts))
 
 
 def best_keep_score(

@@ -49,7 +49,7 @@ from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputF
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 from tqdm.auto import tqdm
 
-from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
 from greed_env.rules import Rules
@@ -503,7 +503,7 @@ def model_card(
         "rules_fingerprint": rules.fingerprint,
         "objective": objective,
         "obs_spec_version": OBS_SPEC_VERSION,
-        "action_catalog_version": ACTION_CATALOG_VERSION,
+        "action_catalog_version": ActionCatalog(rules).version,
         "args": dataclasses.asdict(args),
         "seed": args.seed,
         "steps": steps,

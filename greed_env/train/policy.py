@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
 from greed_env.rules import Move, Rules, State
 from greed_env.train.featurize import FeatureConfig, featurize
@@ -359,7 +359,7 @@ def check_card(card: dict[str, Any], rules: Rules, where: str) -> None:
             f"{where} was trained for other rules ({name!r}, fingerprint {have_fp}); "
             f"this needs {rules.name!r} (fingerprint {rules.fingerprint})"
         )
-    for key, value in (("obs_spec_version", OBS_SPEC_VERSION), ("action_catalog_version", ACTION_CATALOG_VERSION)):
+    for key, value in (("obs_spec_version", OBS_SPEC_VERSION), ("action_catalog_version", ActionCatalog(rules).version)):
         have = card.get(key)
         if have is not None and have != value:
             raise ModelFileError(f"{where} was trained with {key} {have}; this greed_env has {value}")
