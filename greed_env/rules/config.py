@@ -38,7 +38,7 @@ FACES = (1, 2, 3, 4, 5, 6)
 SET_GROWTHS = ("none", "additive", "doubling", "fixed")
 ENTRY_SCOPES = ("turn", "roll")
 FIRST_PLAYER = ("roll", "seat0")
-TIE_RULES = ("shared", "split_vote")
+TIE_RULES = ("shared", "split_vote", "first_finisher")
 
 
 class RulesError(ValueError):
@@ -197,7 +197,9 @@ class Rules:
         default=False,
         metadata=_doc(
             "Whether four of a kind plus a pair reads as three pairs. 001 is silent ('Three pairs "
-            "of any number'); default False reads 'three pairs' as three different faces."
+            "of any number'); default False reads 'three pairs' as three different faces. Zilch "
+            "sets it: its published optimum (Busche 2010, 620.855 points a turn) counts 'three "
+            "pairs, not necessarily unique'. Order-free rules only (refused with carry_over)."
         ),
     )
     four_kind_plus_pair: int = field(
@@ -205,6 +207,17 @@ class Rules:
     )
     two_triplets: int = field(
         default=0, metadata=_doc("Variant combo: two different triples in one keep (0: off).")
+    )
+    repeat_sets: bool = field(
+        default=True,
+        metadata=_doc(
+            "Whether one keep may read two sets of the same face (six 2s as two triples). 003 "
+            "scores 'Three of a Kind (in a single roll)' and lists no larger set, so six 2s are "
+            "one triple and three 2s that score nothing, six 1s 1,100 + 3 x 100: False, the "
+            "farkle presets' reading and the meaning of set_growth='none' ('extra dice score as "
+            "singles if they can'). True reads them as two triples (400; six 1s 2,200). Only "
+            "decides anything where a set of six is worth less than two triples."
+        ),
     )
     nothing_bonus: int = field(
         default=0,
@@ -260,6 +273,15 @@ class Rules:
             "and rolls a full set."
         ),
     )
+    reroll_all_any_time: bool = field(
+        default=False,
+        metadata=_doc(
+            "000: 'Players can choose to reroll all six dice, losing their initial score in the "
+            "hopes of scoring a higher one.' False (default): only the turn's first roll can be "
+            "rerolled (its 'initial score'), once. True: after any roll of the turn, also after "
+            "later keeps and after a reroll."
+        ),
+    )
     reroll_all_must_beat: bool = field(
         default=True,
         metadata=_doc(
@@ -305,7 +327,9 @@ class Rules:
         metadata=_doc(
             "How a tie for the win ends. 'shared': the tied players share the pot. 'split_vote' "
             "(002): 'each is asked in turn whether to split the pot. A split needs everyone to agree "
-            "— a single refusal sends it to a roll-off'."
+            "— a single refusal sends it to a roll-off'. 'first_finisher' (001: 'everyone else gets "
+            "one more turn to try to beat that score'): a tie does not beat, so among the tied "
+            "players the one who reached the target first wins; a tie without them is shared."
         ),
     )
     min_players: int = field(default=1, metadata=_doc("Fewest seats (1 = solitaire)."))
@@ -428,7 +452,12 @@ def reading_revisions(rules: Rules) -> dict[str, int]:
     corrected; the revision enters the fingerprint so that tables and bots made under the old
     reading are refused, never silently used.
     """
-    return {}
+    revisions: dict[str, int] = {}
+    if rules.carry_over:
+        revisions["tap_order"] = 2  # small straights and three pairs lock as they complete
+    if rules.reroll_all and not rules.reroll_all_any_time:
+        revisions["reroll_all"] = 2  # the turn's first roll only
+    return revisions
 
 
 def _fingerprint_dict(rules: Rules) -> dict[str, Any]:
@@ -581,6 +610,26 @@ def _validate(r: Rules) -> None:
         "below target",
         r.entry_threshold,
     )
+    if r.carry_over:
+        for key in ("quad_counts_as_two_pairs", "four_kind_plus_pair", "two_triplets"):
+            if getattr(r, key):
+                raise RulesError(
+                    f"rules field {key!r} = {getattr(r, key)!r} cannot be honoured with "
+                    "carry_over=True: tap-order keeps lock sets as they complete, so a four of a "
+                    "kind or a triple is never read as part of a larger combination"
+                )
+    elif r.straight_fill_bonus:
+        raise RulesError(
+            f"rules field 'straight_fill_bonus' = {r.straight_fill_bonus!r} needs "
+            "carry_over=True: only tap-order rules keep a small straight working to be filled"
+        )
+    if r.reroll_all_any_time and not r.reroll_all:
+        raise RulesError("rules field 'reroll_all_any_time' = True needs reroll_all=True")
+    if r.tie_rule == "first_finisher" and not (r.final_round or r.exact_target):
+        raise RulesError(
+            "rules field 'tie_rule' = 'first_finisher' needs final_round=True or "
+            "exact_target=True: otherwise the first to reach the target wins and no tie arises"
+        )
     for key in ("single_values", "pair_values", "triple_values"):
         _check(
             all(x % 50 == 0 for x in getattr(r, key)) or key == "single_values",
@@ -653,6 +702,7 @@ _FARKLE = Rules(
     entry_threshold=600,
     triple_values=(1100, 200, 300, 400, 500, 600),
     set_growth="none",
+    repeat_sets=False,
     straights=(((1, 2, 3, 4, 5, 6), 1500),),
     three_pairs=0,
     hot_dice=True,
@@ -668,6 +718,7 @@ _ZILCH = Rules(
     set_growth="doubling",
     straights=(((1, 2, 3, 4, 5, 6), 1500),),
     three_pairs=1500,
+    quad_counts_as_two_pairs=True,
     nothing_bonus=500,
     bust_penalty_after=3,
     bust_penalty=500,

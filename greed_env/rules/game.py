@@ -292,6 +292,17 @@ def can_bank(rules: Rules, s: State) -> bool:
     return not (rules.exact_target and s.scores[p] + s.turn_total >= rules.target)
 
 
+def can_reroll_all(rules: Rules, s: State) -> bool:
+    """Whether rerolling all the dice is legal in this KEEP position: under
+    ``reroll_all_any_time`` after any roll outside a roll-off, otherwise only on the turn's
+    first roll (no points yet, a full set rolled, no reroll made)."""
+    if not rules.reroll_all or s.phase != Phase.KEEP or s.in_rolloff:
+        return False
+    if rules.reroll_all_any_time:
+        return True
+    return s.turn_total == 0 and s.bar < 0 and len(s.roll) == rules.num_dice and s.piggy is None
+
+
 def legal_moves(rules: Rules, state: State) -> list[Move]:
     """Every legal move of a decision node, each once (empty at chance and terminal nodes).
 
@@ -300,7 +311,7 @@ def legal_moves(rules: Rules, state: State) -> list[Move]:
     ph = state.phase
     if ph == Phase.KEEP:
         moves = list(_keep_table(rules, state.roll, state.carry, state.fresh, state.bar)[1])
-        if rules.reroll_all and not state.in_rolloff:
+        if can_reroll_all(rules, state):
             moves.append(REROLL_ALL)
         if rules.voluntary_bust and not state.in_rolloff:
             moves.append(BUST)
@@ -407,7 +418,7 @@ def apply(rules: Rules, state: State, move: Move) -> State:
     if ph == Phase.KEEP:
         if kind == "keep":
             return _apply_keep(rules, state, move.taps)
-        if kind == "reroll_all" and rules.reroll_all and not state.in_rolloff:
+        if kind == "reroll_all" and can_reroll_all(rules, state):
             bar = state.turn_total + best_keep_score(rules, state.roll, state.carry, state.fresh)
             return state._replace(
                 phase=Phase.ROLL,
@@ -422,6 +433,12 @@ def apply(rules: Rules, state: State, move: Move) -> State:
             )
         if kind == "bust" and rules.voluntary_bust and not state.in_rolloff:
             return _end_turn(rules, state, "busts on purpose", bust=True)
+        if kind == "reroll_all" and rules.reroll_all and not state.in_rolloff:
+            raise IllegalMove(
+                "all the dice can be rerolled only on the turn's first roll "
+                "(reroll_all_any_time=False)",
+                rule="reroll-first-roll-only",
+            )
         raise IllegalMove(_not_now(kind, "choose which dice to keep"), rule="phase")
     if ph == Phase.CONTINUE:
         if _continue_legal(rules, state, kind):
@@ -664,7 +681,10 @@ def _bank(rules: Rules, s: State) -> State:
     if not rules.exact_target and scores[p] >= rules.target and not s.endgame:
         if not rules.final_round or s.num_players == 1:
             return _finish(s2, (p,), f"player {p} reaches {rules.target}")
-        s2 = s2._replace(endgame=True, final_left=_others_after(p, s.num_players))
+        first = (p,) if rules.tie_rule == "first_finisher" else ()  # who a tie does not beat
+        s2 = s2._replace(
+            endgame=True, final_left=_others_after(p, s.num_players), finishers=first
+        )
         return _next_turn(rules, s2, piggy=piggy)
     return _next_turn(rules, s2, piggy=piggy)
 
@@ -741,9 +761,14 @@ def _resolve_end(rules: Rules, s: State) -> State:
             return _finish(s, fin, f"player {fin[0]} went out")
         if rules.tie_rule == "split_vote":
             return s._replace(phase=Phase.SPLIT, player=fin[0], votes=0, event="tie: split or roll off?")
+        if rules.tie_rule == "first_finisher":
+            return _finish(s, fin[:1], f"tie: player {fin[0]} went out first and wins")
         return _finish(s, fin, "tie: the pot is shared")
     top = max(s.scores)
     winners = tuple(i for i, x in enumerate(s.scores) if x == top)
+    first = s.finishers[0] if s.finishers else -1
+    if len(winners) > 1 and rules.tie_rule == "first_finisher" and first in winners:
+        return _finish(s, (first,), f"final round over: a tie does not beat player {first}")
     return _finish(s, winners, "final round over")
 
 

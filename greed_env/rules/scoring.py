@@ -172,6 +172,7 @@ class _Combo(NamedTuple):
     fill: int = 0
     pairs: tuple[int, ...] = ()
     upgrade: bool = False
+    set_face: int = 0  # the face of a set (n of a kind), 0 for other combinations
 
 
 def _vec(**kw: int) -> Counts:
@@ -235,7 +236,7 @@ def _combos(rules: Rules, order_free: bool) -> tuple[_Combo, ...]:
             for n in range(3, rules.num_dice + 1):
                 v = rules.set_value(f, n)
                 if v:
-                    out.append(_Combo(f"{n} {f}s", _one_hot((f,), n), v))
+                    out.append(_Combo(f"{n} {f}s", _one_hot((f,), n), v, set_face=f))
         if rules.four_kind_plus_pair and rules.num_dice >= 6:
             for f in FACES:
                 for g in FACES:
@@ -295,16 +296,21 @@ def _best_partition(
     order_free: bool,
     fills: tuple[int, ...],
     pairs: tuple[int, ...],
+    no_set: int = 0,
 ) -> _Reading | None:
     """Best reading of a multiset: every die in a combination, most points. None if impossible.
 
     `fills`/`pairs` are the carry-over's open small straights and working three pairs
     (tap-order rules only); the reading may fill the former and upgrade the latter.
+    `no_set`: a face already read as a set in this keep, which may not form a second one
+    (``rules.repeat_sets`` False).
     """
     if not any(counts):
         return _Reading(0, (), (), (), False)
     first = next(i for i in range(6) if counts[i])
-    candidates: list[_Combo] = [c for c in _combos(rules, order_free) if c.use[first]]
+    candidates: list[_Combo] = [
+        c for c in _combos(rules, order_free) if c.use[first] and not (no_set and c.set_face == no_set)
+    ]
     face = first + 1
     if face in fills and rules.straight_fill_bonus:
         candidates.append(
@@ -323,7 +329,8 @@ def _best_partition(
         rest = tuple(c - u for c, u in zip(counts, combo.use, strict=True))
         sub_fills = tuple(x for x in fills if not (combo.name.startswith("fills") and x == face))
         sub_pairs = () if combo.upgrade else pairs
-        sub = _best_partition(rules, rest, order_free, sub_fills, sub_pairs)  # type: ignore[arg-type]
+        sub_no_set = combo.set_face if (combo.set_face and not rules.repeat_sets) else no_set
+        sub = _best_partition(rules, rest, order_free, sub_fills, sub_pairs, sub_no_set)  # type: ignore[arg-type]
         if sub is None:
             continue
         if combo.upgrade and sub.upgraded:

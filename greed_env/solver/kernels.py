@@ -37,7 +37,7 @@ __all__ = [
 
 
 @njit(cache=True)
-def _reroll_value(b: int, x: float, tab: tuple, c: np.ndarray, d: np.ndarray, w: np.ndarray, dw: np.ndarray) -> Any:
+def _reroll_value(b: int, x: float, tab: tuple, c: np.ndarray, d: np.ndarray, w: np.ndarray, dw: np.ndarray, reroll: int) -> Any:
     num_dice, _hot, gs, gp, ga, pb, ost, osc, _om, ooff, _max_keep = tab
     acc = pb[num_dice] * x
     dacc = pb[num_dice]
@@ -46,8 +46,12 @@ def _reroll_value(b: int, x: float, tab: tuple, c: np.ndarray, d: np.ndarray, w:
             acc += gp[g] * x
             dacc += gp[g]
             continue
-        bv = w[ga[g]]
-        bd = dw[ga[g]]
+        if reroll == 2:  # a reroll may be rerolled again only when rerolls are allowed any time
+            bv = w[ga[g]]
+            bd = dw[ga[g]]
+        else:
+            bv = -np.inf
+            bd = 0.0
         for o in range(ost[g], ost[g + 1]):
             if osc[o] > b:
                 j = ooff[o]
@@ -60,7 +64,7 @@ def _reroll_value(b: int, x: float, tab: tuple, c: np.ndarray, d: np.ndarray, w:
 
 
 @njit(cache=True)
-def turn_dp(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, tail: np.ndarray, x: float, reroll: bool, c: np.ndarray, d: np.ndarray, r: np.ndarray, dr: np.ndarray, w: np.ndarray, dw: np.ndarray) -> Any:
+def turn_dp(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, tail: np.ndarray, x: float, reroll: int, c: np.ndarray, d: np.ndarray, r: np.ndarray, dr: np.ndarray, w: np.ndarray, dw: np.ndarray) -> Any:
     """Fill the in-turn value arrays of one turn.
 
     Args:
@@ -73,7 +77,8 @@ def turn_dp(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, t
         bank_ok: whether banking is legal at each turn total (must hold from T on).
         tail: (num_dice + 1,) gain over banking in the tail region (zeros: bank at once).
         x: value of a bust (also of a turn stranded with no dice and no legal bank).
-        reroll: whether a reroll-all (with the must-beat bar) is a move.
+        reroll: whether a reroll-all (with the must-beat bar) is a move: 0 never, 1 on the
+            turn's first roll only (t = 0 with a full set), 2 after any roll.
         c, d: out, flat (L * (num_dice + 1)): value and d/dx after a keep at total ``t`` with
             ``n`` dice to roll, index ``t * (num_dice + 1) + n`` (n = 0 only without hot dice:
             bank, or stranded).
@@ -94,10 +99,10 @@ def turn_dp(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, t
             dr[j] = 0.0
     if reroll:
         for b in range(size - 1, t_cap - 1, -1):
-            w[b], dw[b] = _reroll_value(b, x, tab, c, d, w, dw)
+            w[b], dw[b] = _reroll_value(b, x, tab, c, d, w, dw, reroll)
     for t in range(t_cap - 1, -1, -1):
         if reroll:
-            w[t], dw[t] = _reroll_value(t, x, tab, c, d, w, dw)
+            w[t], dw[t] = _reroll_value(t, x, tab, c, d, w, dw, reroll)
         bank = bank_val[t]
         ok = bank_ok[t]
         base = t * width
@@ -113,7 +118,7 @@ def turn_dp(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, t
                         bv = c[j]
                         bi = j
                 bd = d[bi]
-                if reroll:
+                if reroll == 2 or (reroll == 1 and t == 0 and n == num_dice):
                     j = t + ga[g]
                     if w[j] > bv:
                         bv = w[j]
@@ -153,7 +158,7 @@ def _scratch(size: int, num_dice: int) -> Any:
 
 
 @njit(cache=True)
-def _final_turn_one(xx: int, need: int, tab: tuple, reroll: bool) -> Any:
+def _final_turn_one(xx: int, need: int, tab: tuple, reroll: int, tie: float) -> Any:
     num_dice = tab[0]
     t_cap = max(xx + 1, need)
     size = t_cap + tab[10] + 1
@@ -164,15 +169,16 @@ def _final_turn_one(xx: int, need: int, tab: tuple, reroll: bool) -> Any:
         if t > xx:
             bank_val[t] = 1.0
         elif t == xx:
-            bank_val[t] = 0.5
+            bank_val[t] = tie
     c, d, r, dr, w, dw = _scratch(size, num_dice)
     turn_dp(t_cap, tab, bank_val, bank_ok, np.zeros(num_dice + 1), 0.0, reroll, c, d, r, dr, w, dw)
     return c[num_dice]
 
 
 @njit(cache=True)
-def final_turn_values(x_max: int, need: int, tab: tuple, reroll: bool) -> Any:
-    """Value of a last turn that must end with more than ``X`` points (1; exactly ``X``: 0.5).
+def final_turn_values(x_max: int, need: int, tab: tuple, reroll: int, tie: float = 0.5) -> Any:
+    """Value of a last turn that must end with more than ``X`` points (1; exactly ``X``: ``tie``,
+    0.5 when a tie shares the pot, 0 when it does not beat the first finisher).
 
     Returns g with ``g[X]`` for ``X`` in ``0 .. x_max`` (the mover banks with the threshold and
     minimum ``need``, a bust scores 0), cut after the first ``X`` where the value is below
@@ -197,7 +203,7 @@ def final_turn_values(x_max: int, need: int, tab: tuple, reroll: bool) -> Any:
             if t > x_max:
                 bank_val[t] = 1.0
             elif t == x_max:
-                bank_val[t] = 0.5
+                bank_val[t] = tie
         c, d, r, dr, w, dw = _scratch(size, num_dice)
         turn_dp(t_cap, tab, bank_val, bank_ok, np.zeros(width), 0.0, reroll, c, d, r, dr, w, dw)
         first = max(need, 1)
@@ -206,7 +212,7 @@ def final_turn_values(x_max: int, need: int, tab: tuple, reroll: bool) -> Any:
     else:
         first = x_max + 1
     for xx in range(0, min(first, x_max + 1)):
-        out[xx] = _final_turn_one(xx, need, tab, reroll)
+        out[xx] = _final_turn_one(xx, need, tab, reroll, tie)
     for xx in range(x_max + 1):
         if out[xx] < 1e-18:
             return out[: xx + 1]
@@ -262,7 +268,7 @@ def duel_bank_values(a: int, b: int, target: int, margin: int, need: int, final_
 
 
 @njit(cache=True)
-def _duel_side(a: int, b: int, x: float, target: int, margin: int, need: int, final_round: bool, v: np.ndarray, g_in: np.ndarray, g_out: np.ndarray, tab: tuple, reroll: bool) -> Any:
+def _duel_side(a: int, b: int, x: float, target: int, margin: int, need: int, final_round: bool, v: np.ndarray, g_in: np.ndarray, g_out: np.ndarray, tab: tuple, reroll: int) -> Any:
     """Turn-start value and its slope in the bust value for the mover at ``a`` against ``b``."""
     num_dice = tab[0]
     t_cap, bank_val, bank_ok = duel_bank_values(a, b, target, margin, need, final_round, v, g_in, g_out, tab[10])
@@ -272,7 +278,7 @@ def _duel_side(a: int, b: int, x: float, target: int, margin: int, need: int, fi
 
 
 @njit(cache=True)
-def _duel_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, margins: np.ndarray, certified: np.ndarray, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: bool, tol: float, max_iter: int) -> None:
+def _duel_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, margins: np.ndarray, certified: np.ndarray, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: int, tol: float, max_iter: int) -> None:
     """Solve the pair ``(a, b), (b, a)`` of one level (see :func:`duel_solve`), in place."""
     need_a = max(min_bank, thr if a == 0 else 0)
     need_b = max(min_bank, thr if b == 0 else 0)
@@ -333,7 +339,7 @@ def _duel_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, margins: np.nda
 
 
 @njit(cache=True, parallel=True)
-def duel_solve(target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: bool, tol: float, max_iter: int) -> Any:
+def duel_solve(target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: int, tol: float, max_iter: int) -> Any:
     """Win probability ``V[a, b]`` of the player to move at the start of a turn, both below target.
 
     Scores are in units; a score of 0 means "not yet on the board" when ``thr > 0``. Levels of
@@ -378,7 +384,7 @@ def race_bank_values(b: int, target: int, need: int, u: np.ndarray, max_keep: in
 
 
 @njit(cache=True)
-def race_solve(target: int, thr: int, min_bank: int, tab: tuple, reroll: bool, tol: float, max_iter: int) -> Any:
+def race_solve(target: int, thr: int, min_bank: int, tab: tuple, reroll: int, tol: float, max_iter: int) -> Any:
     """Least expected number of turns ``R[b]`` to bank ``target`` from banked score ``b`` (units).
 
     ``b == 0`` means not on the board when ``thr > 0``. Each ``R[b]`` solves
@@ -410,7 +416,7 @@ def race_solve(target: int, thr: int, min_bank: int, tab: tuple, reroll: bool, t
 
 
 @njit(cache=True)
-def race_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, tab: tuple, reroll: bool, tol: float, max_sweeps: int) -> Any:
+def race_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, tab: tuple, reroll: int, tol: float, max_sweeps: int) -> Any:
     """Race with a penalty of ``pen`` units on the ``k``-th bust in a row.
 
     ``R[i, s]``: least expected turns from banked score ``lo + i`` with ``s`` busts in a row.
@@ -448,7 +454,7 @@ def race_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, ta
 
 
 @njit(cache=True)
-def _penalty_state(i: int, j: int, sa: int, sb: int, lo: int, target: int, k: int, pen: int, min_bank: int, v: np.ndarray, tab: tuple, reroll: bool) -> Any:
+def _penalty_state(i: int, j: int, sa: int, sb: int, lo: int, target: int, k: int, pen: int, min_bank: int, v: np.ndarray, tab: tuple, reroll: int) -> Any:
     """Win probability of the mover at ``lo + i`` (streak ``sa``) against ``lo + j`` (``sb``)."""
     num_dice = tab[0]
     a = lo + i
@@ -466,7 +472,7 @@ def _penalty_state(i: int, j: int, sa: int, sb: int, lo: int, target: int, k: in
 
 
 @njit(cache=True)
-def _penalty_pair(i: int, j: int, lo: int, target: int, k: int, pen: int, min_bank: int, v: np.ndarray, tab: tuple, reroll: bool) -> float:
+def _penalty_pair(i: int, j: int, lo: int, target: int, k: int, pen: int, min_bank: int, v: np.ndarray, tab: tuple, reroll: int) -> float:
     """Update every streak state of the pair ``(i, j), (j, i)``; the largest change."""
     delta = 0.0
     for sigma in range(2 * k - 2, -1, -1):
@@ -485,7 +491,7 @@ def _penalty_pair(i: int, j: int, lo: int, target: int, k: int, pen: int, min_ba
 
 
 @njit(cache=True, parallel=True)
-def duel_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, tab: tuple, reroll: bool, tol: float, max_sweeps: int) -> Any:
+def duel_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, tab: tuple, reroll: int, tol: float, max_sweeps: int) -> Any:
     """Duel (first to the target wins) with a penalty on the ``k``-th bust in a row.
 
     ``V[i, j, sa, sb]``: win probability of the player to move at ``lo + i`` with ``sa`` busts

@@ -76,6 +76,8 @@ def check_supported(rules: Rules, objective: str | None = None) -> None:
         bad.append("Trippn mode (carry-over through and-rolls: unbounded in-turn state space)")
     if rules.piggyback:
         bad.append("piggyback=True")
+    if rules.tie_rule == "first_finisher" and rules.exact_target:
+        bad.append("tie_rule='first_finisher' with exact_target=True")
     if rules.entry_threshold and rules.entry_scope != "turn":
         bad.append("entry_scope='roll'")
     if rules.entry_threshold and not rules.entry_until_made:

@@ -98,7 +98,7 @@ def turn_arrays(
     if tail is None:
         tail = np.zeros(width)
     kernels.turn_dp(
-        t_cap, tb.kernel_tables(), bank_val, bank_ok, tail, float(x), rules.reroll_all, c, d, r, dr, w, dw
+        t_cap, tb.kernel_tables(), bank_val, bank_ok, tail, float(x), reroll_mode(rules), c, d, r, dr, w, dw
     )
     return {
         "c": c.reshape(size, width),
@@ -271,7 +271,7 @@ def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         lo = _floor_units(rules, unit, floor)
         pen = rules.bust_penalty // unit
         r, sweeps, change = kernels.race_penalty_solve(
-            target, lo, pen_after, pen, mb, tb.kernel_tables(), rules.reroll_all, tol, 10_000
+            target, lo, pen_after, pen, mb, tb.kernel_tables(), reroll_mode(rules), tol, 10_000
         )
         if sweeps < 0:
             raise SolverError("the race sweeps did not converge")
@@ -279,7 +279,7 @@ def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         meta.update(floor_points=lo * unit, sweeps=sweeps, last_change=change)
         arrays = {"expected_turns": r}
     else:
-        r, iters = kernels.race_solve(target, thr, mb, tb.kernel_tables(), rules.reroll_all, tol, _MAX_ITER)
+        r, iters = kernels.race_solve(target, thr, mb, tb.kernel_tables(), reroll_mode(rules), tol, _MAX_ITER)
         if np.any(iters < 0):
             raise SolverError("the race Newton iteration did not converge")
         head = float(r[0])
@@ -302,6 +302,13 @@ def _floor_units(rules: Rules, unit: int, floor: int | None) -> int:
     return floor // unit
 
 
+def reroll_mode(rules: Rules) -> int:
+    """The kernels' reroll-all switch: 0 none, 1 the turn's first roll only, 2 any roll."""
+    if not rules.reroll_all:
+        return 0
+    return 2 if rules.reroll_all_any_time else 1
+
+
 def cap_eps(tol: float) -> float:
     """Largest value a final-round cap may forgo where the bust bound cannot certify it."""
     return tol * 1e-2
@@ -312,8 +319,9 @@ def final_round_tables(rules: Rules, tb: RollTables, x_max: int) -> tuple[np.nda
     mb = -(-rules.min_bank // tb.unit)
     thr = -(-rules.entry_threshold // tb.unit)
     tab = tb.kernel_tables()
-    g_in = kernels.final_turn_values(x_max, mb, tab, rules.reroll_all)
-    g_out = kernels.final_turn_values(x_max, max(mb, thr), tab, rules.reroll_all) if thr else g_in
+    tie = 0.0 if rules.tie_rule == "first_finisher" else 0.5
+    g_in = kernels.final_turn_values(x_max, mb, tab, reroll_mode(rules), tie)
+    g_out = kernels.final_turn_values(x_max, max(mb, thr), tab, reroll_mode(rules), tie) if thr else g_in
     return g_in, g_out
 
 
@@ -337,7 +345,7 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         lo = _floor_units(rules, unit, floor)
         pen = rules.bust_penalty // unit
         v, sweeps, change = kernels.duel_penalty_solve(
-            target, lo, pen_after, pen, mb, tb.kernel_tables(), rules.reroll_all, tol, 10_000
+            target, lo, pen_after, pen, mb, tb.kernel_tables(), reroll_mode(rules), tol, 10_000
         )
         if sweeps < 0:
             raise SolverError("the duel sweeps did not converge")
@@ -356,7 +364,7 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
             g_in = g_out = np.zeros(1)
         v, iters, margins, certified = kernels.duel_solve(
             target, thr, mb, rules.final_round, g_in, g_out, p_min, cap_eps(tol), tb.kernel_tables(),
-            rules.reroll_all, tol, _MAX_ITER,
+            reroll_mode(rules), tol, _MAX_ITER,
         )
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")

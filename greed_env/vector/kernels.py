@@ -331,6 +331,18 @@ def _in_rolloff(S, i):
 
 
 @kernel
+def _can_reroll(S, i, tab):
+    """Reroll-all is legal: CFG_REROLL_ALL 2 after any roll, 1 on the turn's first roll only
+    (no points yet, a full set rolled, no reroll made); never in a roll-off."""
+    mode = tab[CFG_REROLL_ALL]
+    if mode == 0 or _in_rolloff(S, i):
+        return False
+    if mode == 2:
+        return True
+    return S[i, C_TOTAL] == 0 and S[i, C_BAR] < 0 and S[i, C_DICE] == tab[CFG_NUM_DICE]
+
+
+@kernel
 def _at_target(S, i, tab):
     """Exact target, outside a roll-off: banked plus unbanked points equal the target."""
     if tab[CFG_EXACT] == 0 or _in_rolloff(S, i):
@@ -710,7 +722,7 @@ def _nth_action(S, i, tab, nth, ids):
                 (CFG_REROLL_ALL, tab[CFG_ACT_REROLL]),
                 (CFG_VOLUNTARY_BUST, tab[CFG_ACT_BUST]),
             ):
-                if tab[flag] != 0:
+                if tab[flag] != 0 and (flag != CFG_REROLL_ALL or _can_reroll(S, i, tab)):
                     if ids is not None:
                         ids[i, a] = 1
                     elif m == nth:
@@ -809,7 +821,7 @@ def apply_action(S, i, a, tab):
                 _keep(S, i, row, j, tab)
                 return False
         rolloff = _in_rolloff(S, i)
-        if a == tab[CFG_ACT_REROLL] and tab[CFG_REROLL_ALL] != 0 and not rolloff:
+        if a == tab[CFG_ACT_REROLL] and _can_reroll(S, i, tab):
             given_up = S[i, C_TOTAL] + tab[tab[T_OFF_BEST] + row]
             S[i, C_PHASE] = PH_ROLL
             S[i, C_TOTAL] = 0
@@ -973,7 +985,7 @@ def optimal_action(S, i, tab, ep, oidx, oval, oflag):
             best = _field(tab, rec, j, OPT_ACTION)
             best_v = v
     if not _in_rolloff(S, i):
-        if tab[CFG_REROLL_ALL] != 0:
+        if _can_reroll(S, i, tab):
             v = oval[woff + min(t + tab[tab[T_OFF_BEST] + row] // unit, rows - 1)]
             if best < 0 or v > best_v:
                 best = tab[CFG_ACT_REROLL]

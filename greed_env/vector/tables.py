@@ -118,13 +118,15 @@ def check_vector_supported(rules: Rules) -> None:
     exact target (overshoot, roll for nothing, finishers, split vote, roll-off order and
     roll-offs); and carry-over rules with hot dice: Progressive, whose 204 dice states are
     tabled ahead, and Trippn, whose dice states never close and whose rows are built on
-    demand. Not modelled: carry-over without hot dice, ``piggyback``.
+    demand. Not modelled: carry-over without hot dice, ``piggyback``, ``tie_rule='first_finisher'``.
     """
     bad = []
     if rules.carry_over and not rules.hot_dice:
         bad.append("carry_over=True with hot_dice=False")
     if rules.piggyback:
         bad.append("piggyback=True")
+    if rules.tie_rule == "first_finisher":
+        bad.append("tie_rule='first_finisher'")
     if rules.num_dice > MAX_VECTOR_DICE:
         bad.append(f"num_dice={rules.num_dice} (at most {MAX_VECTOR_DICE})")
     if bad:
@@ -519,7 +521,7 @@ def _cfg(rules: Rules, catalog: ActionCatalog) -> np.ndarray:
     cfg[K.CFG_ENTRY_UNTIL_MADE] = int(rules.entry_until_made)
     cfg[K.CFG_MIN_BANK] = rules.min_bank
     cfg[K.CFG_HOT_DICE] = int(rules.hot_dice)
-    cfg[K.CFG_REROLL_ALL] = int(rules.reroll_all)
+    cfg[K.CFG_REROLL_ALL] = 0 if not rules.reroll_all else (2 if rules.reroll_all_any_time else 1)
     cfg[K.CFG_MUST_BEAT] = int(rules.reroll_all_must_beat)
     cfg[K.CFG_FINAL_ROUND] = int(rules.final_round)
     cfg[K.CFG_PENALTY_AFTER] = rules.bust_penalty_after
