@@ -7,7 +7,7 @@ data or ``agents/``); each decision shows the roll, the legal moves, the policy'
 them (masking happens here, in numpy) and the move played.
 
     python examples/load_onnx_bot_without_torch.py
-    python examples/load_onnx_bot_without_torch.py --bot greed/ppo-turn --decisions 12
+    python examples/load_onnx_bot_without_torch.py --bot ten_thousand/ppo-turn --decisions 12
 """
 
 from __future__ import annotations

@@ -40,7 +40,12 @@ import numpy as np
 from greed_env.bots.base import Bot
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
-from greed_env.rules.config import Rules, RulesError
+from greed_env.rules.config import (
+    Rules,
+    RulesError,
+    fingerprint_before_revisions,
+    reading_revisions,
+)
 from greed_env.rules.game import Move, State
 
 __all__ = [
@@ -204,6 +209,12 @@ def card_rules(card: Mapping[str, Any], where: str = "bot card") -> Rules:
     except (RulesError, TypeError, ValueError) as exc:
         raise CorruptBotError(f"{where}: its rules do not build: {exc}") from None
     if rules.fingerprint != card["rules_fingerprint"]:
+        if fingerprint_before_revisions(rules) == card["rules_fingerprint"]:
+            raise RulesMismatchError(
+                f"{where}: made under an earlier reading of the {rules.name!r} rules "
+                f"(corrected since: {', '.join(sorted(reading_revisions(rules)))}); it plays "
+                "other rules than this greed_env, so it is refused: retrain it"
+            )
         raise CorruptBotError(
             f"{where}: rules fingerprint {card['rules_fingerprint']!r} does not match its rules "
             f"dict ({rules.fingerprint!r}); the card was edited or built by another greed_env"

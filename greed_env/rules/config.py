@@ -460,6 +460,14 @@ def reading_revisions(rules: Rules) -> dict[str, int]:
     return revisions
 
 
+def fingerprint_before_revisions(rules: Rules) -> str:
+    """The fingerprint these field values had before any reading revision (format 1): lets a
+    loader tell a card made under an earlier reading from an edited one."""
+    data = _fingerprint_dict(rules)
+    data.pop("_reading_revisions", None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def _fingerprint_dict(rules: Rules) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields(rules):
