@@ -204,5 +204,5 @@ def test_a_card_made_under_an_earlier_reading_is_refused_by_name() -> None:
 
     greed = preset("greed")
     card = {"rules": greed.to_dict(), "rules_fingerprint": fingerprint_before_revisions(greed)}
-    with pytest.raises(RulesMismatchError, match="earlier reading .* reroll_all"):
+    with pytest.raises(RulesMismatchError, match=r"earlier reading .* reroll_all"):
         card_rules(card, where="bot greed/ppo-turn")
