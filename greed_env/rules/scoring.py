@@ -10,32 +10,38 @@ Two readings exist:
   as a multiset, choosing the best partition into scoring combinations ("where order cannot
   matter the reading is the best one"). Every kept die must belong to a combination.
 
-* **Tap-order rules** (``carry_over=True``, seed 002). The taps are processed one at a time:
+* **Tap-order rules** (``carry_over=True``, seed 002): "The order you tap the dice decides how
+  the roll is read". The taps are read one at a time and combinations lock as they complete:
 
-  1. a die whose face has a *working set* (made earlier this turn or earlier in this keep)
-     extends it at once: it scores ``set_value(face, n + 1) - set_value(face, n)``;
-  2. otherwise it joins the *pending* dice of this keep. A set *locks* the moment its third
-     die is tapped, and a large straight (all of 1..6, when the rules list it) locks the moment
-     the pending dice contain every face: "combinations lock as they complete in tap order";
-  3. when the keep ends, the pending dice (at most two of a face) are read as a multiset,
-     taking the best partition into singles, pairs, small straights, fills of small straights
-     made on an earlier keep, three or four pairs, and the upgrade of working three pairs to
-     four pairs by a new pair.
+  1. a die that fills a straight locked earlier in this keep completes it (1-5 then 6 is the
+     large straight);
+  2. a die whose face has a *working set* (made earlier this turn or earlier in this keep) is
+     *held* for it: it scores the set's value again when the keep ends, unless a large straight
+     takes it first ("A complete 1-6 inside one selection is always a large straight, whatever
+     order you tap it in");
+  3. any other die joins the *pending* dice, and what it completes locks at once: a set at its
+     third die, a large straight when the pending and held dice show every face, a small
+     straight when the pending dice hold one, four pairs when working three pairs meet a new
+     face's second die, three pairs when a third face has two;
+  4. when the keep ends, held dice grow their sets and the pending dice are read as a multiset
+     into singles, listed pairs and fills of a small straight made on an earlier keep.
 
   Small straights, three pairs and sets made in a keep stay *working* (the carry-over) for the
   rest of the turn; an and-roll clears them unless the rules are Trippn.
 
   The seed's examples hold: ``6,6,6,1,2,3,4,5`` locks the trip of 6s at its third die, so the
-  1-5 left is a small straight (600 + 750 = 1,350); any tap order of 1..6 leaves all six
-  faces pending at once and locks a large straight (1,500). Consequently one set of kept dice
-  has at most two readings - "sets first" and "large straight first" - and the legal-move list
-  offers each distinct outcome once, with a canonical tap order that produces it.
+  1-5 left is a small straight (600 + 750 = 1,350); any tap order of 1..6 is a large straight
+  (1,500). One set of kept dice can read differently in different orders; the legal-move list
+  walks every tap order and offers each distinct outcome once, with a canonical tap order that
+  produces it and the strongest combination it locks (:attr:`KeepOption.reading`).
 
 >>> from greed_env.rules.config import preset
 >>> read_keep(preset("progressive"), (6, 6, 6, 1, 2, 3, 4, 5)).score
 1350
 >>> read_keep(preset("progressive"), (3, 1, 6, 2, 5, 4)).score
 1500
+>>> read_keep(preset("progressive"), (1, 1, 5, 5, 2, 2, 1)).score  # three pairs lock, then a 1
+1200
 >>> read_keep(preset("ten_thousand"), (2, 2, 2, 2)).score
 400
 >>> read_keep(preset("ten_thousand"), (2, 3))
