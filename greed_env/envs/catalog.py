@@ -34,7 +34,7 @@ moves.
 >>> str(cat.action_to_move(s, cat.index_of(("keep", (1, 1, 1, 5)))))
 'keep:1,1,1,5'
 >>> ActionCatalog("progressive").n
-3038
+3693
 """
 
 from __future__ import annotations

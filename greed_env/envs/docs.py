@@ -31,15 +31,15 @@ END = "<!-- END GENERATED -->"
 OBS_TABLE_DOC = observation_table()
 
 CATALOG_SIZES_DOC = """\
-| preset | n | non-keep moves | keeps | large-straight-first keeps |
-|---|---|---|---|---|
-| farkle | 80 | 2 | 78 | 0 |
-| farkle5 | 47 | 2 | 45 | 0 |
-| greed | 137 | 3 | 134 | 0 |
-| progressive | 3038 | 8 | 3030 | 28 |
-| ten_thousand | 136 | 2 | 134 | 0 |
-| trippn | 3038 | 8 | 3030 | 28 |
-| zilch | 142 | 2 | 140 | 0 |"""
+| preset | n | non-keep moves | keeps | of which read large straight / small straight first / three pairs first | catalog version |
+|---|---|---|---|---|---|
+| farkle | 76 | 2 | 74 | 0 / 0 / 0 | 1 |
+| farkle5 | 47 | 2 | 45 | 0 / 0 / 0 | 1 |
+| greed | 137 | 3 | 134 | 0 / 0 / 0 | 1 |
+| progressive | 3693 | 8 | 3685 | 28 / 140 / 515 | 2 |
+| ten_thousand | 136 | 2 | 134 | 0 / 0 / 0 | 1 |
+| trippn | 3693 | 8 | 3685 | 28 / 140 / 515 | 2 |
+| zilch | 162 | 2 | 160 | 0 / 0 / 0 | 1 |"""
 
 
 def catalog_sizes_table() -> str:
@@ -48,14 +48,14 @@ def catalog_sizes_table() -> str:
     from greed_env.rules import preset, preset_names
 
     lines = [
-        "| preset | catalog version | n | non-keep moves | keeps | of which read large straight / small straight first / three pairs first |",
+        "| preset | n | non-keep moves | keeps | of which read large straight / small straight first / three pairs first | catalog version |",
         "|---|---|---|---|---|---|",
     ]
     for name in preset_names():
         s = ActionCatalog(preset(name)).summary()
         readings = f"{s['large_first']} / {s['small_first']} / {s['pairs_first']}"
         lines.append(
-            f"| {name} | {s['version']} | {s['n']} | {s['non_keep']} | {s['keeps']} | {readings} |"
+            f"| {name} | {s['n']} | {s['non_keep']} | {s['keeps']} | {readings} | {s['version']} |"
         )
     return "\n".join(lines)
 
