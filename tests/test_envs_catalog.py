@@ -226,3 +226,33 @@ def test_unmasked_actions_and_legal_moves_correspond_one_to_one(
         assert {Phase.SPLIT, Phase.ORDER_CHOICE} <= phases
     if r.piggyback:
         assert Phase.START in phases
+
+
+@pytest.mark.parametrize(
+    ("roll", "taps", "points"),
+    [
+        ((1, 1, 2, 3, 4, 5, 6, 6), (1, 2, 3, 4, 5, 1), 850),
+        ((1, 1, 2, 3, 4, 5, 6, 6), (1, 2, 3, 4, 5, 6, 1), 1600),
+        ((2, 3, 4, 5, 5, 5, 6, 6), (2, 3, 4, 5, 6, 5, 5), 850),
+        ((1, 1, 1, 2, 2, 5, 5, 6), (1, 1, 5, 5, 2, 2, 1), 1200),
+        ((1, 1, 1, 2, 3, 4, 5, 5), (1, 2, 3, 4, 5, 1, 1, 5), 2000),
+        ((6, 6, 6, 1, 2, 3, 4, 5), (6, 6, 6, 1, 2, 3, 4, 5), 2350),
+    ],
+)
+def test_tap_order_readings_are_unmasked_actions(
+    roll: tuple[int, ...], taps: tuple[int, ...], points: int
+) -> None:
+    """Issue 20's keeps: each is one unmasked action of the catalog that plays a tap order
+    reading the seed's points, and the move with the user's own tap order maps to it."""
+    from greed_env.rules import is_chance
+
+    rules = preset("progressive")
+    cat = ActionCatalog(rules)
+    s = apply_roll(rules, new_game(rules, 2), tuple(sorted(roll)))
+    assert not is_chance(s)
+    a = cat.index_of(Move("keep", taps), s)
+    assert cat.mask(s)[a] == 1
+    move = cat.action_to_move(s, a)
+    after = apply(rules, s, move)
+    assert after.turn_total == points
+    assert apply(rules, s, Move("keep", taps)).turn_total == points
