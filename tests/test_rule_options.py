@@ -7,6 +7,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import (
@@ -206,3 +208,29 @@ def test_a_card_made_under_an_earlier_reading_is_refused_by_name() -> None:
     card = {"rules": greed.to_dict(), "rules_fingerprint": fingerprint_before_revisions(greed)}
     with pytest.raises(RulesMismatchError, match=r"earlier reading .* reroll_all"):
         card_rules(card, where="bot greed/ppo-turn")
+
+
+@given(st.data())
+@settings(max_examples=150, deadline=None)
+def test_any_tap_order_of_a_listed_keep_is_refused_or_a_listed_move(data: st.DataObject) -> None:
+    """Hypothesis: a roll, a carry-over of working sets (Trippn keeps them through and-rolls),
+    a listed keep and any permutation of its dice: the permutation is refused or reads as one
+    of the listed options of the same dice (same points and carry-over)."""
+    from greed_env.rules import Carry
+
+    name = data.draw(st.sampled_from(["progressive", "trippn"]))
+    rules = preset(name)
+    roll = tuple(sorted(data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=8))))
+    working = data.draw(st.lists(st.sampled_from([1, 2, 3, 4, 5, 6]), max_size=3, unique=True))
+    carry = Carry(tuple(3 if f in working else 0 for f in range(1, 7)), (), ())  # type: ignore[arg-type]
+    opts = keep_options(rules, roll, carry, False)
+    if not opts:
+        return
+    outcomes = {(o.dice, o.score, o.carry) for o in opts}
+    o = data.draw(st.sampled_from(opts))
+    perm = tuple(data.draw(st.permutations(o.dice)))
+    try:
+        res = read_keep(rules, perm, carry)
+    except IllegalKeep:
+        return
+    assert (o.dice, res.score, res.carry) in outcomes
