@@ -115,8 +115,11 @@ class DuelEnv(GreedGymEnv):
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
         rules_overrides: Mapping[str, Any] | None = None,
+        mask_in_obs: bool | str = False,
     ) -> None:
-        super().__init__(rules, rules_overrides, illegal_action, illegal_reward, render_mode)
+        super().__init__(
+            rules, rules_overrides, illegal_action, illegal_reward, render_mode, mask_in_obs
+        )
         low, high = max(2, self.rules.min_players), self.rules.max_players
         if not isinstance(num_players, int) or not low <= num_players <= high:
             raise ValueError(
@@ -127,6 +130,9 @@ class DuelEnv(GreedGymEnv):
         self.num_players = num_players
         self.fixed_seat = seat
         self.opponent: Bot = make_opponent(opponent, self.rules)
+
+    def _num_seats(self) -> int:
+        return self.num_players
 
     @property
     def seat(self) -> int:
@@ -140,7 +146,8 @@ class DuelEnv(GreedGymEnv):
             if s.phase in (Phase.ROLL, Phase.ORDER_ROLL):
                 s = apply_roll(rules, s, sample_roll(rules, s, rng))
             elif s.player != seat:
-                s = apply(rules, s, bot.act(rules, s, rng))
+                move = bot.act(rules, s, rng)
+                s = self._played(s, move, apply(rules, s, move))
             else:
                 break
             if s.event:
@@ -151,6 +158,7 @@ class DuelEnv(GreedGymEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
+        self._log.clear()
         n = self.num_players
         self._seat = int(self.np_random.integers(n)) if self.fixed_seat is None else self.fixed_seat
         for _ in range(_MAX_RESTARTS):

@@ -124,12 +124,15 @@ class SolitaireEnv(GreedGymEnv):
         illegal_action: str = "penalty",
         render_mode: str | None = None,
         rules_overrides: Mapping[str, Any] | None = None,
+        mask_in_obs: bool | str = False,
         reward_scale: float = 1e-3,
         illegal_reward: float = -1.0,
         max_steps: int = 1000,
         max_turns: int = 200,
     ) -> None:
-        super().__init__(rules, rules_overrides, illegal_action, illegal_reward, render_mode)
+        super().__init__(
+            rules, rules_overrides, illegal_action, illegal_reward, render_mode, mask_in_obs
+        )
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be 'turn' or 'race', got {objective!r}")
         if not isinstance(max_steps, int) or max_steps < 1:
@@ -168,6 +171,7 @@ class SolitaireEnv(GreedGymEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
+        self._log.clear()
         self._events = []
         self._steps = 0
         self._pending = 0.0
