@@ -29,17 +29,20 @@ needs (pygame would need a video driver, matplotlib costs ~100 ms a figure).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from greed_env.rules import Carry, IllegalKeep, Move, Phase, Rules, State, read_keep
+from greed_env.rules import Carry, IllegalKeep, Move, Phase, Rules, State, parse_move, read_keep
+from greed_env.rules.record import GameRecord, replay
 
 __all__ = [
     "KeptDice",
     "TurnLog",
     "picture_size",
+    "record_frames",
     "save_animation",
     "table_picture",
 ]
@@ -139,6 +142,7 @@ def picture_size(rules: Rules, num_seats: int) -> tuple[int, int]:
     return width, height
 
 
+@lru_cache(maxsize=1)
 def _fonts() -> tuple[Any, Any, Any]:
     from PIL import ImageFont
 
@@ -180,12 +184,14 @@ def table_picture(
     events: Sequence[str] | None = None,
     keeps: Sequence[KeptDice] = (),
     num_seats: int | None = None,
+    names: Sequence[str] = (),
 ) -> np.ndarray:
     """The table as an ``(height, width, 3)`` uint8 RGB array (see :func:`picture_size`).
 
     ``seat`` marks the observing player ("you"), ``events`` are the latest happenings,
     ``keeps`` the keeps of the turn in progress (:meth:`TurnLog.keeps_of`). ``num_seats`` fixes
-    the layout before a game has started (default: the state's seats).
+    the layout before a game has started (default: the state's seats); ``names`` label the
+    seats after their number.
 
     Raises:
         ModuleNotFoundError: Pillow is not installed (``pip install "greed-env[render]"``).
@@ -233,7 +239,9 @@ def table_picture(
             (bx, by, bx + box_w, by + _SEAT_H), radius=8, fill=_FELT_DARK, outline=edge,
             width=3 if acting or won else 1,
         )
-        name = f"P{p}" + (" (you)" if p == seat else "") + ("  winner" if won else "")
+        label = f" {names[p]}" if p < len(names) and names[p] else ""
+        name = f"P{p}{label}" + (" (you)" if p == seat else "") + ("  winner" if won else "")
+        name = _fit(draw, name, small, box_w - (64 if not state.entered[p] else 16))
         draw.text((bx + 8, by + 5), name, font=small, fill=edge)
         draw.text((bx + 8, by + 22), f"{state.scores[p]:,}", font=big, fill=_INK)
         if not state.entered[p]:
@@ -296,6 +304,27 @@ def table_picture(
     return np.asarray(img, dtype=np.uint8)
 
 
+def record_frames(record: GameRecord) -> list[np.ndarray]:
+    """One picture per position of a recorded game (``greed play --record`` / ``--save-gif``):
+    the start, then the position after every roll and move, with the event that led to it.
+
+    Raises:
+        RecordError: the record does not replay.
+    """
+    rules = record.rules
+    states = replay(record)
+    log = TurnLog()
+    n, names = record.num_players, list(record.players)
+    frames = [table_picture(rules, states[0], None, [states[0].event], (), n, names)]
+    for i, event in enumerate(record.events):
+        before, after = states[i], states[i + 1]
+        if "move" in event:
+            log.note(rules, before, parse_move(event["move"]), after)
+        keeps = log.keeps_of(after)
+        frames.append(table_picture(rules, after, None, [after.event], keeps, n, names))
+    return frames
+
+
 def save_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float = 2.0) -> Path:
     """Write ``frames`` (equal-sized RGB arrays) as an animated GIF looping forever.
 
@@ -316,7 +345,16 @@ def save_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float = 
     from PIL import Image
 
     out = Path(path)
-    images = [Image.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames]
+    # one palette for the whole animation, from frames spread over it: mapping to a fixed
+    # palette is ~30x faster than quantizing every frame on its own
+    sample = np.concatenate([frames[i] for i in np.linspace(0, len(frames) - 1, 8).astype(int)])
+    palette = Image.fromarray(np.asarray(sample, dtype=np.uint8)).quantize(colors=128)
+    images = [
+        Image.fromarray(np.asarray(f, dtype=np.uint8)).quantize(
+            palette=palette, dither=Image.Dither.NONE
+        )
+        for f in frames
+    ]
     tmp = out.with_name(out.name + ".part")
     try:
         images[0].save(
@@ -326,6 +364,7 @@ def save_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float = 
             append_images=images[1:],
             duration=max(20, round(1000 / fps)),
             loop=0,
+            optimize=False,
         )
         tmp.replace(out)
     finally:
