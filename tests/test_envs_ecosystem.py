@@ -258,6 +258,13 @@ def test_pettingzoo_rgb_array_render() -> None:
     assert not np.array_equal(first, env.render())
 
 
+def test_pettingzoo_render_test_passes_every_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    from pettingzoo.test import render_test
+
+    render_test(lambda render_mode=None: greed_v0.env(render_mode=render_mode))
+    assert "scores:" in capsys.readouterr().out  # the human mode printed the table
+
+
 def test_text_render_lists_the_turns_keeps_in_tap_order() -> None:
     env = gym.make("greed_env/Solitaire-v0", rules="progressive", render_mode="ansi")
     _obs, info = env.reset(seed=5)
