@@ -2,7 +2,9 @@
 
 Sub-commands live in ``greed_env.commands.*`` modules; each module exposes
 ``register(subparsers)`` and imports its heavy dependencies lazily, so ``greed --help``
-stays fast.
+stays fast. Every sub-command's help is formatted here: wrapped paragraphs with reST markup
+removed, defaults shown once (where the help text does not state its own), and an example
+from :data:`EXAMPLES`.
 """
 
 from __future__ import annotations
@@ -10,8 +12,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from greed_env import __version__
 
 COMMAND_MODULES = (
     "greed_env.commands.rules_cmd",
@@ -23,11 +30,101 @@ COMMAND_MODULES = (
 )
 
 
+EXAMPLES: dict[str, str] = {
+    "rules": "greed rules progressive",
+    "score": "greed score --rules progressive 6 6 6 1 2 3 4 5",
+    "play": "greed play --rules ten_thousand --players human,threshold:400 --seed 1",
+    "replay": "greed replay game.json --save-gif game.gif",
+    "solve": "greed solve --rules ten_thousand --objective turn",
+    "advise": "greed advise --rules ten_thousand --objective turn --turn-total 350 --roll 1,5,5,2,3,4",
+    "train": "greed train solo --rules ten_thousand --total-timesteps 200000",
+    "train solo": "greed train solo --rules ten_thousand --total-timesteps 200000",
+    "train duel": "greed train duel --rules ten_thousand --opponent threshold",
+    "train selfplay": "greed train selfplay --rules ten_thousand --num-players 3",
+    "train soup": "greed train soup runs/a runs/b --out runs/soup",
+    "eval": "greed eval threshold:300 --rules ten_thousand --episodes 5000",
+    "bots": "greed bots --rules ten_thousand",
+    "export": "greed export runs/solo/model.zip --name my-bot --out bots/",
+    "tournament": "greed tournament --rules ten_thousand --bots random,threshold-300,optimal-turn --games 2000",
+    "demo": "greed demo --steps 20000",
+}
+"""One example command line per sub-command (``train`` scripts included), shown in its help;
+a test parses each one."""
+
+_REST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_REST_LITERAL = re.compile(r"``([^`]+)``")
+_LIST_ITEM = re.compile(r"\n(?=\s*(?:\d+\.|[-*])\s)")
+_ITEM_LEAD = re.compile(r"\s*(?:\d+\.|[-*])\s+")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without reST inline markup: ``x`` and :role:`x` become x."""
+    return _REST_LITERAL.sub(r"\1", _REST_ROLE.sub(r"\1", text))
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps description paragraphs and list items, keeps indented blocks (examples) as they
+    are, drops reST markup, and shows an option's default once: only where its help text does
+    not already say what the default is, and never a default of None or False."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        blocks = []
+        for para in re.split(r"\n\s*\n", plain_text(text).strip("\n")):
+            lines = para.splitlines()
+            verbatim = [line for line in lines[1:] if line.startswith("  ")]
+            if lines and len(verbatim) == len(lines) - 1 and (
+                lines[0].startswith("  ") or lines[0].endswith(":")
+            ):
+                blocks.append("\n".join(indent + line for line in lines))
+                continue
+            items = []
+            for item in _LIST_ITEM.split(para):
+                lead_match = _ITEM_LEAD.match(item)
+                lead = lead_match.group(0).strip() + " " if lead_match else ""
+                body = " ".join(item[lead_match.end() if lead_match else 0 :].split())
+                items.append(
+                    textwrap.fill(
+                        body,
+                        width,
+                        initial_indent=indent + lead,
+                        subsequent_indent=indent + " " * len(lead),
+                    )
+                )
+            blocks.append("\n".join(items))
+        return "\n\n".join(blocks)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = plain_text(action.help or "")
+        if (
+            "default" in text.lower()
+            or not action.option_strings
+            or action.default is None
+            or action.default is False
+            or action.default == argparse.SUPPRESS
+            or isinstance(action, argparse._HelpAction | argparse._VersionAction)
+        ):
+            return text
+        return text + " (default: %(default)s)"
+
+
+def _subparsers(parser: argparse.ArgumentParser, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """``(name, parser)`` of every sub-command, nested ones named ``"train solo"``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                full = f"{prefix}{name}"
+                yield full, sub
+                yield from _subparsers(sub, full + " ")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="greed",
-        description="greed_env: rules, environments, exact solver and bots for the 10,000 dice games.",
+        description="greed_env: rules, environments, exact solver and bots for the 10,000 dice "
+        "games. Run `greed COMMAND --help` for a command's options and an example.",
+        formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"greed {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
@@ -37,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # sub-command not built yet
             raise
         module.register(sub)
+    for name, child in _subparsers(parser):
+        child.formatter_class = HelpFormatter
+        example = EXAMPLES.get(name)
+        if example:
+            child.epilog = f"example:\n  {example}"
     return parser
 
 

@@ -104,7 +104,7 @@ def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="num_players"):
         greed_v0.env(rules="ten_thousand", num_players=1)
     with pytest.raises(ValueError, match="render_mode"):
-        greed_v0.env(render_mode="rgb_array")
+        greed_v0.env(render_mode="rgb")
     env = greed_v0.raw_env()
     env.reset(seed=0)
     with pytest.raises(ValueError, match="outside"):

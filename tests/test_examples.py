@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,15 +12,34 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 CASES = {
-    "step_env_by_hand.py": [],
-    "train_maskable_ppo.py": ["--steps", "1024", "--episodes", "20"],
+    "step_env_by_hand.py": ("step_env_by_hand.py", []),
+    "train_maskable_ppo.py": ("train_maskable_ppo.py", ["--steps", "1024", "--episodes", "20"]),
+    "tianshou_dqn.py solitaire": (
+        "tianshou_dqn.py",
+        ["--env", "solitaire", "--steps", "1500", "--eval-episodes", "5"],
+    ),
+    "tianshou_dqn.py pettingzoo": (
+        "tianshou_dqn.py",
+        ["--env", "pettingzoo", "--steps", "600", "--eval-episodes", "2"],
+    ),
+    "torchrl_dqn.py solitaire": (
+        "torchrl_dqn.py",
+        ["--env", "solitaire", "--steps", "1024", "--eval-episodes", "5"],
+    ),
+    "torchrl_dqn.py pettingzoo": (
+        "torchrl_dqn.py",
+        ["--env", "pettingzoo", "--steps", "400", "--eval-episodes", "2"],
+    ),
 }
+"""Case id: (script, arguments). The Tianshou and TorchRL examples print how many masked
+actions were played, which must be zero."""
 
 
-@pytest.mark.parametrize("script", sorted(CASES))
-def test_example_runs(script: str) -> None:
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_example_runs(case: str) -> None:
+    script, args = CASES[case]
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script), *CASES[script]],
+        [sys.executable, str(ROOT / "examples" / script), *args],
         capture_output=True,
         text=True,
         timeout=600,
@@ -27,3 +47,6 @@ def test_example_runs(script: str) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip(), "the example printed nothing"
+    if "dqn" in script:
+        counts = re.findall(r"masked actions[^:]*: (\d+)", proc.stdout)
+        assert counts and all(c == "0" for c in counts), proc.stdout

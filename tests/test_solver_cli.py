@@ -32,11 +32,14 @@ def test_advise_values_every_legal_move(tmp_path: Path, monkeypatch: pytest.Monk
                                         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("GREED_ENV_CACHE", str(tmp_path))
     assert main(["advise", "--rules", "farkle5", "--objective", "entry", "--roll", "1,1,5,2,3"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    moves = [ln.split()[-2] for ln in lines]
-    assert moves == ["keep:5", "keep:1", "keep:1,5", "keep:1,1", "keep:1,1,5"]
-    best = [ln for ln in lines if ln.startswith("*")]
-    assert len(best) == 1 and "keep:1 " in best[0]
+    head, *lines = capsys.readouterr().out.strip().splitlines()
+    assert head.startswith("advise (entry: chance to come in")
+    moves = [ln[2:].split()[0] for ln in lines]
+    assert sorted(moves) == sorted(["keep:5", "keep:1", "keep:1,5", "keep:1,1", "keep:1,1,5"])
+    percents = [float(ln.split()[-3 if ln.endswith("pp") else -2].rstrip("%")) for ln in lines]
+    assert percents == sorted(percents, reverse=True), "ranked best first"
+    assert lines[0].startswith("* keep:1 ") and lines[0].endswith("best")
+    assert all(ln.endswith(" pp") for ln in lines[1:])
     assert main(["advise", "--rules", "farkle5", "--objective", "turn", "--scores", "700,0",
                  "--turn-total", "350", "--dice", "2"]) == 0
     out = capsys.readouterr().out

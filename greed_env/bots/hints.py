@@ -93,15 +93,18 @@ def hint_lines(rules: Rules, state: State, objective: str | None = None, limit: 
     return format_hints(objective, values, limit)
 
 
-def format_hints(objective: str, values: Sequence[tuple[Move, float]], limit: int = 12) -> list[str]:
-    """The lines of :func:`hint_lines` for already computed, best-first ``values``.
+def format_hints(
+    objective: str, values: Sequence[tuple[Move, float]], limit: int = 12, title: str = "hints"
+) -> list[str]:
+    """The lines of :func:`hint_lines` for already computed, best-first ``values`` (``greed
+    advise`` prints the same table under its own ``title``).
 
     >>> from greed_env.rules import BANK, ROLL
     >>> format_hints("duel", [(ROLL, 0.612), (BANK, 0.55)])
     ['hints (duel: chance to win with best play after):', '* roll          61.2%  best', '  bank          55.0%  -6.2 pp']
     """
     label = {"duel": "chance to win", "race": "expected turns to the target", "turn": "expected turn points", "entry": "chance to come in"}.get(objective, objective)
-    lines = [f"hints ({objective}: {label} with best play after):"]
+    lines = [f"{title} ({objective}: {label} with best play after):"]
     if not values:
         return [*lines, "  (no legal move)"]
     best = values[0][1]

@@ -49,17 +49,29 @@ def _bots(args: argparse.Namespace) -> int:
     return 0
 
 
-def _table(header: list[str], rows: list[tuple[str, ...]], plain: bool) -> None:
-    if not plain and sys.stdout.isatty():
+def _table(
+    header: list[str], rows: list[tuple[str, ...]], plain: bool, console: Any = None
+) -> None:
+    """Rows under ``header``: a rich table on a terminal (or on ``console``), else plain lines.
+
+    In the rich table the first column (ids) never wraps; the other columns wrap between
+    words, and ``;``-separated strength figures each start a line.
+    """
+    if not plain and (console is not None or sys.stdout.isatty()):
         from rich.console import Console
         from rich.table import Table
 
         table = Table(show_edge=False, pad_edge=False)
-        for h in header:
-            table.add_column(h, overflow="fold")
+        for i, h in enumerate(header):
+            if i == 0:
+                table.add_column(h, no_wrap=True, min_width=max(len(r[0]) for r in rows) if rows else None)
+            elif i == 1:
+                table.add_column(h, no_wrap=True)
+            else:
+                table.add_column(h, overflow="fold", ratio=1)
         for r in rows:
-            table.add_row(*r)
-        Console().print(table)
+            table.add_row(*r[:2], *(c.replace("; ", "\n") for c in r[2:]))
+        (console or Console()).print(table)
         return
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     widths[-1] = 0

@@ -331,6 +331,8 @@ def _play(args: argparse.Namespace) -> int:
         return _fail("play", f"--first-player must be a seat 0..{n - 1}")
     if args.record and not Path(args.record).absolute().parent.is_dir():
         return _fail("play", f"--record {args.record!r}: the folder does not exist")
+    if args.save_gif and not Path(args.save_gif).absolute().parent.is_dir():
+        return _fail("play", f"--save-gif {args.save_gif!r}: the folder does not exist")
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     labels = [s.label for s in seats]
     rec = Recorder(rules, n, args.first_player, seed, labels)
@@ -381,7 +383,28 @@ def _play(args: argparse.Namespace) -> int:
         except OSError as exc:
             return _fail("play", f"cannot write record {args.record!r}: {exc.strerror or exc}")
         view.line(f"record saved to {path}")
+    if args.save_gif:
+        failed = _write_gif("play", rec.record(), args.save_gif, args.gif_fps)
+        if failed:
+            return failed
+        view.line(f"animation saved to {args.save_gif}")
     return status
+
+
+def _write_gif(command: str, record: GameRecord, path: str, fps: float) -> int:
+    """Draw every position of ``record`` and save them as an animated GIF (0, or the exit
+    status of a failure)."""
+    from greed_env.envs.render import record_frames, save_animation
+
+    try:
+        save_animation(record_frames(record), path, fps)
+    except ModuleNotFoundError as exc:
+        return _fail(command, str(exc))
+    except ValueError as exc:
+        return _fail(command, f"--save-gif: {exc}")
+    except OSError as exc:
+        return _fail(command, f"cannot write {path!r}: {exc.strerror or exc}")
+    return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -413,6 +436,13 @@ def _replay(args: argparse.Namespace) -> int:
         if turn_ended and not is_over(after):
             view.line(view.scores_text(after))
     view.result(states[-1])
+    if args.save_gif:
+        if not Path(args.save_gif).absolute().parent.is_dir():
+            return _fail("replay", f"--save-gif {args.save_gif!r}: the folder does not exist")
+        failed = _write_gif("replay", record, args.save_gif, args.gif_fps)
+        if failed:
+            return failed
+        view.line(f"animation saved to {args.save_gif}")
     return 0
 
 
@@ -454,6 +484,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="before each human decision, show the optimal bot's value of every legal move",
     )
+    _add_gif_options(p)
     p.set_defaults(func=_play)
 
     r = subparsers.add_parser(
@@ -464,4 +495,31 @@ def register(subparsers: Any) -> None:
     )
     r.add_argument("file", metavar="FILE", help="game record (JSON)")
     r.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    _add_gif_options(r)
     r.set_defaults(func=_replay)
+
+
+def _add_gif_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--save-gif",
+        default=None,
+        metavar="FILE",
+        help="also save the game as an animated GIF, one picture per roll and move (Pillow)",
+    )
+    p.add_argument(
+        "--gif-fps",
+        type=_positive_float,
+        default=2.0,
+        metavar="N",
+        help="pictures per second of the GIF (default: %(default)s)",
+    )
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return value

@@ -135,10 +135,12 @@ def _advise(args: argparse.Namespace) -> int:
     if not values:
         print("no legal move: the roll busts")
         return 0
-    sense = -1 if args.objective == "race" else 1
-    best = max(range(len(values)), key=lambda i: (sense * values[i][1], -i))
-    for i, (move, value) in enumerate(values):
-        print(f"{'*' if i == best else ' '} {move!s:<20} {value:.6f}")
+    from greed_env.bots.hints import format_hints
+
+    sense = -1.0 if args.objective == "race" else 1.0
+    ranked = sorted(values, key=lambda mv: -sense * float(mv[1]))  # stable: catalog order on ties
+    for line in format_hints(args.objective, ranked, limit=len(ranked), title="advise"):
+        print(line)
     return 0
 
 

@@ -209,7 +209,7 @@ def register(subparsers: Any) -> None:
         "eval",
         help="evaluate a bot or trained model against the exact solver",
         description="Play a bot (model .zip/.npz, bot spec, or 'optimal') and report its value "
-        "with a 95%% CI beside the optimal value, its regret per decision, and plots.",
+        "with a 95% CI beside the optimal value, its regret per decision, and plots.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     ev.add_argument("bot", help="model file (.zip / .npz), bot spec (random, threshold:N, registry id) or 'optimal'")

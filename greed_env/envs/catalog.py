@@ -198,6 +198,11 @@ class ActionCatalog:
     def __repr__(self) -> str:
         return f"ActionCatalog({self.rules.name!r}, n={self.n}, version={self.version})"
 
+    def __reduce__(self) -> tuple[Any, tuple[Rules]]:
+        """Pickle and deep-copy as ``ActionCatalog(rules)``: the copy is the shared catalog of
+        its rules (the catalog is immutable, so envs that copy it stay interchangeable)."""
+        return (ActionCatalog, (self.rules,))
+
     # --------------------------------------------------------------------------------------
     # positions
 

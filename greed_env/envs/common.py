@@ -6,7 +6,8 @@
   illegal action under ``illegal_action='penalty'``;
 * :func:`advance_chance` resolves chance nodes with a generator;
 * :func:`make_opponent` resolves an opponent bot spec;
-* :func:`render_text` draws a position as text for the ``ansi`` and ``human`` render modes.
+* :func:`render_text` draws a position as text for the ``ansi`` and ``human`` render modes;
+* :func:`terminal_mask` is the mask the Gymnasium envs return once an episode is over.
 
 >>> env_rules("farkle", {"entry_threshold": 500}).entry_threshold
 500
@@ -20,8 +21,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from greed_env.bots.base import Bot, RandomBot, ThresholdBot
 from greed_env.rules import (
@@ -39,6 +42,9 @@ from greed_env.rules import (
     sample_roll,
 )
 
+if TYPE_CHECKING:
+    from greed_env.envs.render import KeptDice
+
 __all__ = [
     "ILLEGAL_ACTION_MODES",
     "advance_chance",
@@ -47,10 +53,18 @@ __all__ = [
     "forfeit",
     "make_opponent",
     "render_text",
+    "terminal_mask",
 ]
 
 ILLEGAL_ACTION_MODES = ("penalty", "raise")
 _TURN_PHASES = (Phase.START, Phase.KEEP, Phase.CONTINUE)
+
+
+def terminal_mask(n: int) -> np.ndarray:
+    """The int8 mask returned with the last observation of an episode: all ``n`` actions
+    marked legal (Pgx's convention), so that no sampler meets an empty mask. None of them is
+    played: a finished episode must be reset, and next-step autoreset ignores the action."""
+    return np.ones(n, dtype=np.int8)
 
 
 def env_rules(rules: Rules | str | None, rules_overrides: Mapping[str, Any] | None = None) -> Rules:
@@ -160,11 +174,18 @@ def make_opponent(spec: Bot | str | None, rules: Rules) -> Bot:
 
 
 def render_text(
-    rules: Rules, state: State, seat: int | None = None, events: list[str] | None = None
+    rules: Rules,
+    state: State,
+    seat: int | None = None,
+    events: list[str] | None = None,
+    keeps: Sequence[KeptDice] = (),
 ) -> str:
-    """A few lines describing ``state``: who acts, scores, dice, turn total, recent events.
+    """A few lines describing ``state``: who acts, scores, dice, the keeps of the turn, turn
+    total, recent events.
 
-    ``seat`` marks the observing player ("you"); ``events`` are shown as the latest happenings.
+    ``seat`` marks the observing player ("you"); ``events`` are shown as the latest happenings;
+    ``keeps`` are the turn's keeps (:class:`~greed_env.envs.render.TurnLog`), in tap order with
+    their reading.
     """
     n = state.num_players
     phase = Phase(state.phase)
@@ -192,6 +213,9 @@ def render_text(
         lines.append("  roll:   " + " ".join(f"[{f}]" for f in state.roll))
     elif phase in (Phase.CONTINUE, Phase.ROLL, Phase.START):
         lines.append(f"  dice in hand: {state.dice}")
+    for k in keeps:
+        taps = ",".join(map(str, k.taps))
+        lines.append(f"  kept:   {taps} for {k.points:,} ({k.reading})")
     lines.append(
         f"  turn total: {state.turn_total:,}"
         + (f"  must beat: {state.bar:,}" if state.bar >= 0 else "")

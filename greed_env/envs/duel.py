@@ -36,9 +36,16 @@ moves first, then keeps). ``n`` per preset, catalog version 1:
 %CATALOG_SIZES%
 
 Only actions unmasked in ``info["action_mask"]`` (int8) and :meth:`action_masks` are legal.
+The mask returned with the last observation of an episode is all ones (the terminal mask,
+as in Pgx): no sampler meets an empty mask, and no action is played from it (the episode must
+be reset; Gymnasium's next-step autoreset ignores that action).
 
 ## Observation Space
 
+With ``mask_in_obs=True`` the observation is the ``Dict`` of PettingZoo's env,
+``{"observation": Box, "action_mask": Box(0, 1, (n,), int8)}`` (``"rllib"``: keys
+``observations`` / ``action_mask``; ``"tianshou"``: ``obs`` / ``mask``), so Tianshou, TorchRL
+and RLlib read the mask with no wrapper. By default it is
 ``Box(low, high, (106,), float32)``, the same for every rules configuration (observation spec
 version 1). Per-seat groups are rotated so that slot 0 is the learner, slot ``k`` the ``k``-th
 seat after it:
@@ -77,7 +84,11 @@ pot). The rules' horizon ends every game, so there is no truncation.
 * ``seat``: the learner's fixed seat, or None (default) to draw it at each reset.
 * ``illegal_action``: ``"penalty"`` (default; never raises) or ``"raise"``.
 * ``illegal_reward``: reward of an illegal action under ``"penalty"`` (default -1.0).
-* ``render_mode``: None, ``"ansi"`` or ``"human"``.
+* ``render_mode``: None, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (see Solitaire-v0).
+* ``mask_in_obs``: False (default), True / ``"pettingzoo"``, ``"rllib"`` or ``"tianshou"``.
+
+The environment pickles and deep-copies with its state, generator and opponent: a copy
+continues exactly as the original would.
 
 ## Version History
 
@@ -115,8 +126,11 @@ class DuelEnv(GreedGymEnv):
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
         rules_overrides: Mapping[str, Any] | None = None,
+        mask_in_obs: bool | str = False,
     ) -> None:
-        super().__init__(rules, rules_overrides, illegal_action, illegal_reward, render_mode)
+        super().__init__(
+            rules, rules_overrides, illegal_action, illegal_reward, render_mode, mask_in_obs
+        )
         low, high = max(2, self.rules.min_players), self.rules.max_players
         if not isinstance(num_players, int) or not low <= num_players <= high:
             raise ValueError(
@@ -127,6 +141,9 @@ class DuelEnv(GreedGymEnv):
         self.num_players = num_players
         self.fixed_seat = seat
         self.opponent: Bot = make_opponent(opponent, self.rules)
+
+    def _num_seats(self) -> int:
+        return self.num_players
 
     @property
     def seat(self) -> int:
@@ -140,7 +157,8 @@ class DuelEnv(GreedGymEnv):
             if s.phase in (Phase.ROLL, Phase.ORDER_ROLL):
                 s = apply_roll(rules, s, sample_roll(rules, s, rng))
             elif s.player != seat:
-                s = apply(rules, s, bot.act(rules, s, rng))
+                move = bot.act(rules, s, rng)
+                s = self._played(s, move, apply(rules, s, move))
             else:
                 break
             if s.event:
@@ -151,6 +169,7 @@ class DuelEnv(GreedGymEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
+        self._log.clear()
         n = self.num_players
         self._seat = int(self.np_random.integers(n)) if self.fixed_seat is None else self.fixed_seat
         for _ in range(_MAX_RESTARTS):

@@ -1,9 +1,16 @@
 """The Gymnasium base class shared by the Solitaire and Duel environments.
 
 It owns what both have in common: rules resolution, the :class:`ActionCatalog` and its
-``Discrete`` space, the observation ``Box``, the mask (``info["action_mask"]`` and
-:meth:`GreedGymEnv.action_masks`), illegal-action handling and text rendering. Subclasses
-decide how an episode starts, who else moves, and the reward.
+``Discrete`` space, the observation ``Box`` (or, with ``mask_in_obs``, a ``Dict`` that also
+carries the mask), the mask (``info["action_mask"]`` and :meth:`GreedGymEnv.action_masks`),
+the terminal mask convention, illegal-action handling and rendering (text and pictures).
+Subclasses decide how an episode starts, who else moves, and the reward.
+
+**Terminal mask**: once an episode has ended (terminated or truncated), the mask returned with
+the last observation is *all ones* (the convention of Pgx and of Tianshou's PettingZoo
+adapter): no sampler ever meets an empty mask, and no action of it is played, since the
+episode must be reset (Gymnasium's next-step autoreset ignores that row's action).
+``catalog.mask(state)`` stays the exact legal mask (all zeros at the end).
 """
 
 from __future__ import annotations
@@ -16,17 +23,49 @@ import numpy as np
 from gymnasium import spaces
 
 from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.common import check_illegal_mode, env_rules, forfeit, render_text
+from greed_env.envs.common import (
+    check_illegal_mode,
+    env_rules,
+    forfeit,
+    render_text,
+    terminal_mask,
+)
 from greed_env.envs.observation import OBS_DIM, encode_observation, observation_bounds
+from greed_env.envs.render import TurnLog, table_picture
 from greed_env.rules import IllegalMove, Move, Rules, State, apply
 
-__all__ = ["GreedGymEnv"]
+__all__ = ["MASK_IN_OBS_KEYS", "GreedGymEnv"]
+
+MASK_IN_OBS_KEYS: dict[str, tuple[str, str]] = {
+    "pettingzoo": ("observation", "action_mask"),
+    "rllib": ("observations", "action_mask"),
+    "tianshou": ("obs", "mask"),
+}
+"""``mask_in_obs`` conventions: the ``Dict`` keys of the observation vector and of the mask.
+``True`` means ``"pettingzoo"`` (also what TorchRL's ``ActionMask`` transform reads)."""
 
 
-class GreedGymEnv(gym.Env[np.ndarray, np.int64]):
+def mask_obs_keys(mask_in_obs: bool | str) -> tuple[str, str] | None:
+    """The ``(observation, mask)`` keys of a ``mask_in_obs`` argument, None for False."""
+    if mask_in_obs is False or mask_in_obs is None:
+        return None
+    if mask_in_obs is True:
+        return MASK_IN_OBS_KEYS["pettingzoo"]
+    if isinstance(mask_in_obs, str) and mask_in_obs in MASK_IN_OBS_KEYS:
+        return MASK_IN_OBS_KEYS[mask_in_obs]
+    raise ValueError(
+        f"mask_in_obs must be False, True or one of {', '.join(map(repr, MASK_IN_OBS_KEYS))}, "
+        f"got {mask_in_obs!r}"
+    )
+
+
+class GreedGymEnv(gym.Env[Any, np.int64]):
     """Common machinery of the greed_env Gymnasium environments (not registered itself)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 2,
+    }
 
     def __init__(
         self,
@@ -35,13 +74,15 @@ class GreedGymEnv(gym.Env[np.ndarray, np.int64]):
         illegal_action: str = "penalty",
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
+        mask_in_obs: bool | str = False,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got "
-                f"{render_mode!r} (stable-baselines3's make_vec_env asks for 'rgb_array' unless "
-                "env_kwargs gives render_mode=None)"
+                f"{render_mode!r}"
             )
+        self._obs_keys = mask_obs_keys(mask_in_obs)
+        self.mask_in_obs = mask_in_obs
         self.rules: Rules = env_rules(rules, rules_overrides)
         self.illegal_action = check_illegal_mode(illegal_action)
         self.illegal_reward = float(illegal_reward)
@@ -49,8 +90,18 @@ class GreedGymEnv(gym.Env[np.ndarray, np.int64]):
         self.catalog = ActionCatalog(self.rules)
         self.action_space = spaces.Discrete(self.catalog.n)
         low, high = observation_bounds()
-        self.observation_space = spaces.Box(low, high, shape=(OBS_DIM,), dtype=np.float32)
+        vector = spaces.Box(low, high, shape=(OBS_DIM,), dtype=np.float32)
+        self.observation_space: spaces.Space[Any] = vector
+        if self._obs_keys is not None:
+            obs_key, mask_key = self._obs_keys
+            self.observation_space = spaces.Dict(
+                {
+                    obs_key: vector,
+                    mask_key: spaces.Box(0, 1, shape=(self.catalog.n,), dtype=np.int8),
+                }
+            )
         self.state: State | None = None
+        self._log = TurnLog()
         self._seat = 0
         self._mask = np.zeros(self.catalog.n, dtype=np.int8)
         self._moves: dict[int, Move] = {}
@@ -61,17 +112,28 @@ class GreedGymEnv(gym.Env[np.ndarray, np.int64]):
     # masks
 
     def action_masks(self) -> np.ndarray:
-        """The int8 legal-action mask of the current position (all zeros once it is over)."""
+        """The int8 legal-action mask of the current position (all ones once it is over: see
+        the terminal mask in the module doc)."""
         return self._mask.copy()
 
     def _refresh_mask(self, state: State, live: bool) -> None:
         if live:
             self._mask, self._moves = self.catalog.legal(state)
         else:
-            self._mask, self._moves = np.zeros(self.catalog.n, dtype=np.int8), {}
+            self._mask, self._moves = terminal_mask(self.catalog.n), {}
 
-    def _observe(self, state: State) -> np.ndarray:
-        return encode_observation(self.rules, state, self._seat)
+    def _observe(self, state: State) -> Any:
+        vector = encode_observation(self.rules, state, self._seat)
+        if self._obs_keys is None:
+            return vector
+        obs_key, mask_key = self._obs_keys
+        return {obs_key: vector, mask_key: self._mask.copy()}
+
+    def _played(self, before: State, move: Move, after: State) -> State:
+        """Note a move for the renders (only when rendering); returns ``after``."""
+        if self.render_mode is not None:
+            self._log.note(self.rules, before, move, after)
+        return after
 
     # ----------------------------------------------------------------------------------------
     # playing the learner's action
@@ -92,7 +154,7 @@ class GreedGymEnv(gym.Env[np.ndarray, np.int64]):
             )
         move = self._moves.get(a)
         if move is not None:
-            return apply(self.rules, state, move), False
+            return self._played(state, move, apply(self.rules, state, move)), False
         if self.illegal_action == "raise":
             self.catalog.action_to_move(state, a)
             raise IllegalMove(f"action {a} is not legal here", rule="masked-action")
@@ -115,17 +177,28 @@ class GreedGymEnv(gym.Env[np.ndarray, np.int64]):
     # ----------------------------------------------------------------------------------------
     # rendering
 
-    def render(self) -> str | None:
-        """``ansi``: the position as text; ``human``: the same text printed."""
+    def _num_seats(self) -> int:
+        return 1
+
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the position as text; ``human``: the same text printed (a terminal is the
+        display); ``rgb_array``: a picture of the table, an ``(H, W, 3)`` uint8 array of a
+        fixed size per environment (:func:`~greed_env.envs.render.table_picture`, Pillow)."""
         if self.render_mode is None:
             gym.logger.warn(
-                "render() called without a render_mode; pass render_mode='ansi' or 'human'."
+                "render() called without a render_mode; pass render_mode='ansi', 'human' or "
+                "'rgb_array'."
             )
             return None
+        keeps = self._log.keeps_of(self.state) if self.state is not None else []
+        if self.render_mode == "rgb_array":
+            return table_picture(
+                self.rules, self.state, self._seat, self._events, keeps, self._num_seats()
+            )
         if self.state is None:
             text = f"[{self.rules.name}] not started: call reset()"
         else:
-            text = render_text(self.rules, self.state, self._seat, self._events)
+            text = render_text(self.rules, self.state, self._seat, self._events, keeps)
         if self.render_mode == "human":
             print(text)
             return None

@@ -39,9 +39,16 @@ faces). ``n`` per preset, catalog version 1:
 %CATALOG_SIZES%
 
 Only actions unmasked in ``info["action_mask"]`` (int8) and :meth:`action_masks` are legal.
+The mask returned with the last observation of an episode is all ones (the terminal mask,
+as in Pgx): no sampler meets an empty mask, and no action is played from it (the episode must
+be reset; Gymnasium's next-step autoreset ignores that action).
 
 ## Observation Space
 
+With ``mask_in_obs=True`` the observation is the ``Dict`` of PettingZoo's env,
+``{"observation": Box, "action_mask": Box(0, 1, (n,), int8)}`` (``"rllib"``: keys
+``observations`` / ``action_mask``; ``"tianshou"``: ``obs`` / ``mask``), so Tianshou, TorchRL
+and RLlib read the mask with no wrapper. By default it is
 ``Box(low, high, (106,), float32)``, the same for every rules configuration (observation spec
 version 1, :func:`~greed_env.envs.observation.observation_spec`). Per-seat groups start with
 the observing player (here the only seat, padded to 8):
@@ -81,8 +88,13 @@ after ``max_turns`` turns (default 200; at most ``rules.horizon_rounds``).
 * ``illegal_reward``: reward of an illegal action under ``"penalty"`` (default -1.0).
 * ``reward_scale``: points-to-reward factor of ``turn`` (default 0.001).
 * ``max_steps`` / ``max_turns``: truncation limits of ``turn`` / ``race``.
-* ``render_mode``: None, ``"ansi"`` (:meth:`render` returns text) or ``"human"`` (printed every
-  step).
+* ``render_mode``: None, ``"ansi"`` (:meth:`render` returns text), ``"human"`` (the text
+  printed every step) or ``"rgb_array"`` (a picture of the table, drawn with Pillow: the roll,
+  the turn's keeps in tap order with their reading, working sets, turn total, scores).
+* ``mask_in_obs``: False (default), True / ``"pettingzoo"``, ``"rllib"`` or ``"tianshou"``.
+
+The environment pickles and deep-copies with its state and generator: a copy continues exactly
+as the original would.
 
 ## Version History
 
@@ -124,12 +136,15 @@ class SolitaireEnv(GreedGymEnv):
         illegal_action: str = "penalty",
         render_mode: str | None = None,
         rules_overrides: Mapping[str, Any] | None = None,
+        mask_in_obs: bool | str = False,
         reward_scale: float = 1e-3,
         illegal_reward: float = -1.0,
         max_steps: int = 1000,
         max_turns: int = 200,
     ) -> None:
-        super().__init__(rules, rules_overrides, illegal_action, illegal_reward, render_mode)
+        super().__init__(
+            rules, rules_overrides, illegal_action, illegal_reward, render_mode, mask_in_obs
+        )
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be 'turn' or 'race', got {objective!r}")
         if not isinstance(max_steps, int) or max_steps < 1:
@@ -168,6 +183,7 @@ class SolitaireEnv(GreedGymEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
+        self._log.clear()
         self._events = []
         self._steps = 0
         self._pending = 0.0

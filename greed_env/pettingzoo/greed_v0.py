@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle, seeding
+from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -28,6 +28,7 @@ from greed_env.envs.common import (
 )
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
 from greed_env.envs.observation import OBS_DIM, encode_observation, observation_bounds
+from greed_env.envs.render import TurnLog, table_picture
 from greed_env.rules import IllegalMove, Move, Phase, Rules, State, apply, new_game, returns
 
 __all__ = ["env", "raw_env"]
@@ -94,8 +95,12 @@ Every agent terminates when the game is over. The rules' ``horizon_rounds`` ends
 * ``num_players``: agents, within the rules' ``min_players..max_players`` (default 2).
 * ``illegal_action``: ``"penalty"`` (default) or ``"raise"``.
 * ``illegal_reward``: the offender's reward under ``"penalty"`` (default -1.0).
-* ``render_mode``: None, ``"ansi"`` (:meth:`render` returns text) or ``"human"`` (printed after
-  every step).
+* ``render_mode``: None, ``"ansi"`` (:meth:`render` returns text), ``"human"`` (the text
+  printed after every step) or ``"rgb_array"`` (:meth:`render` returns a picture of the table,
+  drawn with Pillow).
+
+The environment pickles and deep-copies with its whole state (game, generator, masks): a copy
+continues exactly as the original would.
 
 ## Version History
 
@@ -120,16 +125,16 @@ Every agent terminates when the game is over. The rules' ``horizon_rounds`` ends
 """
 
 
-class raw_env(AECEnv, EzPickle):
+class raw_env(AECEnv):
     __doc__ = _DOC.replace("%CATALOG_SIZES%", CATALOG_SIZES_DOC).replace(
         "%OBS_TABLE%", OBS_TABLE_DOC
     )
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "name": "greed_v0",
         "is_parallelizable": False,
-        "render_fps": 4,
+        "render_fps": 2,
     }
 
     def __init__(
@@ -141,9 +146,6 @@ class raw_env(AECEnv, EzPickle):
         illegal_action: str = "penalty",
         illegal_reward: float = -1.0,
     ) -> None:
-        EzPickle.__init__(
-            self, rules, num_players, render_mode, rules_overrides, illegal_action, illegal_reward
-        )
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -181,6 +183,7 @@ class raw_env(AECEnv, EzPickle):
         self._mask = np.zeros(n, dtype=np.int8)
         self._moves: dict[int, Move] = {}
         self._events: list[str] = []
+        self._log = TurnLog()
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -200,6 +203,7 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self._events = []
+        self._log.clear()
         s = advance_chance(
             self.rules, new_game(self.rules, self.num_players), self._rng, self._events
         )
@@ -239,7 +243,10 @@ class raw_env(AECEnv, EzPickle):
         self._events = []
         move = self._moves.get(a)
         if move is not None:
-            s = apply(self.rules, s, move)
+            after = apply(self.rules, s, move)
+            if self.render_mode is not None:
+                self._log.note(self.rules, s, move, after)
+            s = after
         elif self.illegal_action == "raise":
             self.catalog.action_to_move(s, a)
             raise IllegalMove(f"action {a} is not legal here", rule="masked-action")
@@ -276,21 +283,28 @@ class raw_env(AECEnv, EzPickle):
 
     # ----------------------------------------------------------------------------------------
 
-    def render(self) -> str | None:
-        """``ansi``: the position as text; ``human``: the same text printed."""
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the position as text; ``human``: the same text printed; ``rgb_array``: a
+        picture of the table (:func:`~greed_env.envs.render.table_picture`, Pillow)."""
         if self.render_mode is None:
             gym.logger.warn(
-                "render() called without a render_mode; pass render_mode='ansi' or 'human'."
+                "render() called without a render_mode; pass render_mode='ansi', 'human' or "
+                "'rgb_array'."
             )
             return None
+        keeps = self._log.keeps_of(self.game) if self.game is not None else []
+        if self.render_mode == "rgb_array":
+            return table_picture(
+                self.rules, self.game, None, self._events, keeps, self.num_players
+            )
         if self.game is None:
             text = f"[{self.rules.name}] not started: call reset()"
         else:
-            text = render_text(self.rules, self.game, None, self._events)
+            text = render_text(self.rules, self.game, None, self._events, keeps)
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
     def close(self) -> None:
-        """Nothing to release (text rendering only)."""
+        """Nothing to release (no window is opened)."""

@@ -13,7 +13,11 @@ with a non-empty mask, which is what masked policy-gradient training wants. Pass
 step after an ending resets that row, ignoring its action, and returns reward 0).
 
 **Masks**: :meth:`GreedVectorEnv.action_masks` returns the ``(num_envs, n)`` int8 mask of the
-current positions, also in ``infos["action_mask"]``.
+current positions, also in ``infos["action_mask"]``. A row whose episode has just ended (the
+next-step mode's terminal row, and ``infos["final_info"]["action_mask"]`` in same-step mode)
+carries the terminal mask, all ones, as the single environments do: no row is ever all zeros.
+With ``mask_in_obs`` the observations are a dict of the batched vector and the batched mask,
+keyed as in the single environments (:data:`~greed_env.envs.gym_base.MASK_IN_OBS_KEYS`).
 
 **Randomness**: one ``numpy.random.Generator`` per vector env, seeded by ``reset(seed=...)``;
 sub-environments draw from it in a fixed order, independent of thread scheduling. Streams
@@ -42,6 +46,7 @@ from gymnasium.vector.utils import batch_space
 
 from greed_env.bots.base import Bot
 from greed_env.envs.common import check_illegal_mode, env_rules
+from greed_env.envs.gym_base import mask_obs_keys
 from greed_env.envs.observation import OBS_DIM, observation_bounds
 from greed_env.rules import IllegalMove, Rules
 from greed_env.vector import kernels as K
@@ -67,7 +72,10 @@ class GreedVectorEnv(VectorEnv):
         illegal_action: str,
         autoreset_mode: AutoresetMode | str,
         copy: bool,
+        mask_in_obs: bool | str = False,
     ) -> None:
+        self._obs_keys = mask_obs_keys(mask_in_obs)
+        self.mask_in_obs = mask_in_obs
         self.batch = batch
         self.rules: Rules = batch.rules
         self.catalog = batch.tables.catalog
@@ -76,7 +84,16 @@ class GreedVectorEnv(VectorEnv):
         self.copy = copy
         self.render_mode = None
         low, high = observation_bounds()
-        self.single_observation_space = spaces.Box(low, high, shape=(OBS_DIM,), dtype=np.float32)
+        vector = spaces.Box(low, high, shape=(OBS_DIM,), dtype=np.float32)
+        self.single_observation_space: spaces.Space[Any] = vector
+        if self._obs_keys is not None:
+            obs_key, mask_key = self._obs_keys
+            self.single_observation_space = spaces.Dict(
+                {
+                    obs_key: vector,
+                    mask_key: spaces.Box(0, 1, shape=(self.catalog.n,), dtype=np.int8),
+                }
+            )
         self.single_action_space = spaces.Discrete(self.catalog.n)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -146,8 +163,12 @@ class GreedVectorEnv(VectorEnv):
         """A uniformly random legal action per sub-environment, drawn from ``rng``."""
         return self.batch.random_actions(rng)
 
-    def _obs(self) -> np.ndarray:
-        return self.batch.obs.copy() if self.copy else self.batch.obs
+    def _obs(self) -> Any:
+        vector = self.batch.obs.copy() if self.copy else self.batch.obs
+        if self._obs_keys is None:
+            return vector
+        obs_key, mask_key = self._obs_keys
+        return {obs_key: vector, mask_key: self.batch.mask.copy()}
 
     def _infos(self, final: bool) -> dict[str, Any]:
         b = self.batch
@@ -164,12 +185,18 @@ class GreedVectorEnv(VectorEnv):
             done = b.done
             if done.any():
                 final_obs = np.empty(n, dtype=object)
+                ones = np.ones(self.catalog.n, dtype=np.int8)
                 for i in np.flatnonzero(done):
                     final_obs[i] = b.final_obs[i].copy()
+                    if self._obs_keys is not None:
+                        final_obs[i] = {
+                            self._obs_keys[0]: final_obs[i],
+                            self._obs_keys[1]: ones.copy(),
+                        }
                 infos["final_obs"] = final_obs
                 infos["_final_obs"] = done
                 final_info: dict[str, Any] = {
-                    "action_mask": np.zeros((n, self.catalog.n), dtype=np.int8),
+                    "action_mask": np.ones((n, self.catalog.n), dtype=np.int8),
                     "_action_mask": done,
                     "illegal_action": b.illegal & done,
                     "_illegal_action": done,
@@ -191,6 +218,7 @@ class SolitaireVectorEnv(GreedVectorEnv):
     Arguments after ``num_envs`` are those of
     :class:`~greed_env.envs.solitaire.SolitaireEnv` (``render_mode`` excepted), plus
     ``autoreset_mode``, ``copy`` (return copies of the observation buffer, default True),
+    ``mask_in_obs`` (as in the single environment),
     ``buffer_size`` (dice codes buffered per sub-environment) and ``parallel`` (step on
     numba's thread pool; off by default, see :class:`~greed_env.vector.engine.EpisodeBatch`).
     Every preset but Trippn (:func:`~greed_env.vector.tables.check_vector_supported`).
@@ -211,6 +239,7 @@ class SolitaireVectorEnv(GreedVectorEnv):
         copy: bool = True,
         buffer_size: int = 64,
         parallel: bool = False,
+        mask_in_obs: bool | str = False,
     ) -> None:
         resolved = env_rules(rules, rules_overrides)
         if objective not in ("turn", "race"):
@@ -235,7 +264,7 @@ class SolitaireVectorEnv(GreedVectorEnv):
             buffer_size=buffer_size,
             parallel=parallel,
         )
-        self._setup(batch, illegal_action, autoreset_mode, copy)
+        self._setup(batch, illegal_action, autoreset_mode, copy, mask_in_obs)
 
 
 class DuelVectorEnv(GreedVectorEnv):
@@ -262,6 +291,7 @@ class DuelVectorEnv(GreedVectorEnv):
         copy: bool = True,
         buffer_size: int = 64,
         parallel: bool = False,
+        mask_in_obs: bool | str = False,
     ) -> None:
         resolved = env_rules(rules, rules_overrides)
         low, high = max(2, resolved.min_players), resolved.max_players
@@ -284,7 +314,7 @@ class DuelVectorEnv(GreedVectorEnv):
             buffer_size=buffer_size,
             parallel=parallel,
         )
-        self._setup(batch, illegal_action, autoreset_mode, copy)
+        self._setup(batch, illegal_action, autoreset_mode, copy, mask_in_obs)
 
     def _extra_infos(self, infos: dict[str, Any], everywhere: np.ndarray) -> None:
         infos["seat"] = self.batch.seat.copy()

@@ -1258,9 +1258,9 @@ def _run(S, E, i, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
 @kernel
 def _publish(S, E, i, tab, obs, mask):
     encode_row(S, i, E[i, E_SEAT], tab, obs, i)
-    if E[i, E_STAGE] == STAGE_OVER:
+    if E[i, E_STAGE] == STAGE_OVER:  # next-step autoreset: the terminal mask is all ones
         for c in range(mask.shape[1]):
-            mask[i, c] = 0
+            mask[i, c] = 1
     else:
         mask_row(S, i, tab, mask)
 
