@@ -52,6 +52,7 @@ from greed_env.rules import (
     Phase,
     Rules,
     State,
+    can_reroll_all,
     current_keep_options,
     legal_moves,
     read_keep,
@@ -213,7 +214,15 @@ class ActionCatalog:
         with a cache: copy it before writing to it.
         """
         if state.phase == Phase.KEEP:
-            key = (state.roll, state.carry, state.fresh, state.bar, state.in_rolloff)
+            # the keeps depend on the dice and what is working; reroll-all also on the turn
+            key = (
+                state.roll,
+                state.carry,
+                state.fresh,
+                state.bar,
+                state.in_rolloff,
+                can_reroll_all(self.rules, state),
+            )
             hit = self._keep_cache.get(key)
             if hit is None:
                 hit = self._legal_uncached(state)
