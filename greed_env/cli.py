@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 COMMAND_MODULES = (
     "greed_env.commands.rules_cmd",
@@ -23,8 +24,18 @@ COMMAND_MODULES = (
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line on stderr (exit status 2):
+    ``greed solve: argument --tol: must be a finite number > 0, got '-1'``; the usage
+    stays one ``--help`` away. Sub-command parsers inherit the class."""
+
+    def error(self, message: str) -> NoReturn:
+        text = " ".join(message.split())
+        self.exit(2, f"{self.prog}: {text} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="greed",
         description="greed_env: rules, environments, exact solver and bots for the 10,000 dice games.",
     )

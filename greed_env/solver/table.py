@@ -96,8 +96,10 @@ class SolverTable:
         return float(self.meta["headline"])
 
     def filename(self) -> str:
-        """``<rules name>-<fingerprint>-<objective>.npz``."""
-        return f"{self.rules.name}-{self.rules.fingerprint}-{self.objective}.npz"
+        """``<rules name>-<fingerprint>-<objective>.npz``, then ``-<option><value>`` for each
+        solver option that changes values (``meta["solve_options"]``: cap, floor, tol)."""
+        extra = "".join(f"-{k}{v}" for k, v in sorted((self.meta.get("solve_options") or {}).items()))
+        return f"{self.rules.name}-{self.rules.fingerprint}-{self.objective}{extra}.npz"
 
     def full_meta(self) -> dict[str, Any]:
         """The metadata written to disk (with versions, rules and checksum filled in)."""
@@ -118,9 +120,17 @@ class SolverTable:
         """Write the table atomically; ``path`` may be a file or a directory (default: cache).
 
         Returns the file written.
+
+        Raises:
+            TableError: ``path`` names a file that is not ``.npz``, or a new folder whose name
+                has a suffix (``x.txt``: a file was meant).
         """
         target = Path(path) if path is not None else cache_dir()
-        if target.suffix != ".npz":
+        if target.suffix.lower() != ".npz" or target.is_dir():
+            if target.exists() and not target.is_dir():
+                raise TableError(f"{target} is a file: give a folder or a file name ending in .npz")
+            if target.suffix and not target.is_dir():
+                raise TableError(f"{target}: give a folder or a file name ending in .npz")
             target = target / self.filename()
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=target.parent)
