@@ -52,9 +52,10 @@ def int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
 
     def convert(text: str) -> int:
         value = _int(text)
-        if value < low or (high is not None and value > high):
-            span = f">= {low}" if high is None else f"in {low}..{high}"
-            raise argparse.ArgumentTypeError(f"must be an integer {span}, got {text!r}")
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be an integer <= {high}, got {text!r}")
         return value
 
     convert.__name__ = "int"

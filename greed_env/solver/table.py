@@ -21,7 +21,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.files import atomic_write_with
 from greed_env.rules.config import Rules, RulesError
 
 __all__ = [
@@ -132,23 +132,16 @@ class SolverTable:
             if target.suffix and not target.is_dir():
                 raise TableError(f"{target}: give a folder or a file name ending in .npz")
             target = target / self.filename()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
                 for name, arr in sorted(self.arrays.items()):
                     buf = io.BytesIO()
                     np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
                     zf.writestr(f"{name}.npy", buf.getvalue())
                 zf.writestr(_META, json.dumps(self.full_meta(), indent=1, sort_keys=True))
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+
+        atomic_write_with(target, write)
         return target
 
     @classmethod
