@@ -79,6 +79,10 @@ def _run_train(ns: argparse.Namespace) -> int:
         module.main(args)
     except (*_user_errors(), ValueError) as exc:
         return _fail(exc, f"train {ns.script}")
+    except SystemExit as exc:
+        if isinstance(exc.code, str):  # a script's own check of its flags
+            return _fail(Exception(exc.code), f"train {ns.script}")
+        raise
     return 0
 
 
