@@ -18,9 +18,16 @@ import numpy as np
 import pytest
 
 from greed_env.cli import main
-from greed_env.rules import IllegalMove, RulesError, apply, apply_roll, legal_moves, new_game, preset
+from greed_env.rules import (
+    IllegalMove,
+    RulesError,
+    apply,
+    apply_roll,
+    legal_moves,
+    new_game,
+    preset,
+)
 from greed_env.solver import SolverError, SolverTable, TableError, load_table, not_converged, solve
-from greed_env.solver.table import package_table_dir
 
 BOTS = Path(__file__).resolve().parent.parent / "greed_env" / "data" / "bots"
 
@@ -57,7 +64,7 @@ def test_a_capped_turn_table_is_never_served_as_the_optimum(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["solve", "--rules", "ten_thousand", "--set", "target=5000", "--objective", "turn", "--cap", "55"]
-    code, out, err = _run(argv, capsys)
+    code, _, err = _run(argv, capsys)
     assert code == 0 and "not the converged optimum" in err
     written = list(cache.glob("*.npz"))
     assert [p.name.endswith("-turn-cap55.npz") for p in written] == [True]
@@ -151,10 +158,10 @@ def test_solve_out_paths_are_checked_before_solving(tmp_path: Path, capsys: pyte
 
 
 def test_the_rules_refuse_impossible_settings() -> None:
-    with pytest.raises(RulesError, match="'target'.*1_000_000_000"):
+    with pytest.raises(RulesError, match=r"'target'.*1_000_000_000"):
         preset("ten_thousand", target=10**12)
     assert preset("ten_thousand", target=10**9).target == 10**9
-    with pytest.raises(RulesError, match="'entry_threshold' = 6000.*0..target"):
+    with pytest.raises(RulesError, match=r"'entry_threshold' = 6000.*0\.\.target"):
         preset("ten_thousand", target=5000, entry_threshold=6000)
     assert preset("ten_thousand", target=1000).entry_threshold == 1000
     with pytest.raises(RulesError, match="'bust_penalty_after' = 0"):
@@ -169,7 +176,7 @@ def test_a_state_refuses_the_rules_of_another_game() -> None:
         apply_roll(farkle, s, (1, 1, 1, 2, 3, 4))
     assert info.value.rule == "other-rules"
     s = apply_roll(ten, s, (1, 1, 1, 2, 3, 4))
-    with pytest.raises(IllegalMove, match="other|rules"):
+    with pytest.raises(IllegalMove, match="'ten_thousand' rules, not 'farkle'"):
         legal_moves(farkle, s)
     with pytest.raises(IllegalMove, match="'ten_thousand' rules"):
         apply(farkle, s, legal_moves(ten, s)[0])
@@ -271,7 +278,8 @@ def test_files_written_for_runs_cards_models_and_tables_share_one_mode(tmp_path:
         table = solve(preset("farkle5"), "entry")
         paths.append(table.save(tmp_path / "t.npz"))
         pytest.importorskip("sb3_contrib")
-        from greed_env.train.common import RunState, atomic_write_text as run_write
+        from greed_env.train.common import RunState
+        from greed_env.train.common import atomic_write_text as run_write
 
         paths.append(run_write(tmp_path / "args.json", json.dumps(RunState().__dict__)))
         from greed_env.train.policy import NumpyPolicy
