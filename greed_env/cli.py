@@ -16,7 +16,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from greed_env import __version__
 
@@ -117,8 +117,18 @@ def _subparsers(parser: argparse.ArgumentParser, prefix: str = "") -> Iterator[t
                 yield from _subparsers(sub, full + " ")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line on stderr (exit status 2):
+    ``greed solve: argument --tol: must be a finite number > 0, got '-1'``; the usage
+    stays one ``--help`` away. Sub-command parsers inherit the class."""
+
+    def error(self, message: str) -> NoReturn:
+        text = " ".join(message.split())
+        self.exit(2, f"{self.prog}: {text} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="greed",
         description="greed_env: rules, environments, exact solver and bots for the 10,000 dice "
         "games. Run `greed COMMAND --help` for a command's options and an example.",

@@ -206,6 +206,10 @@ def resolve_bot(source: BotSource, rules: Rules, objective: str) -> Bot:
             raise TypeError(f"a bot needs act(rules, state, rng); got {source!r}")
         return source
     text = os.fspath(source)
+    if text.lower().endswith((".json", ".onnx")):
+        from greed_env.bots.factory import make_bot
+
+        return make_bot(text, rules)  # an exported bot: its card and ONNX file
     if text.endswith((".zip", ".npz")) or Path(text).is_file():
         from greed_env.train.policy import PolicyBot, load_policy
 
@@ -662,17 +666,15 @@ def evaluate(
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if episodes is None:
         episodes = default_duel_games() if objective == "duel" else 20_000
-    if episodes < 1:
-        raise ValueError(f"episodes must be positive, got {episodes}")
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes must be a whole number >= 1, got {episodes!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
     if exact and objective != "turn":
         raise ValueError(f"exact values are computed for the 'turn' objective only, not {objective!r}")
     regret_n = min(episodes, 2000 if regret_episodes is None else max(0, regret_episodes))
-    optimal = 1.0 / num_players
-    if objective != "duel":
-        try:
-            optimal = optimal_value(yardstick_rules(rules, objective), objective)
-        except _solver().SolverError:  # no table for these rules (Trippn): no yardstick
-            optimal, regret_n = math.nan, 0
     t0 = time.perf_counter()
     the_bot = resolve_bot(bot, rules, objective)
     check_rules = getattr(the_bot, "check_rules", None)
@@ -683,6 +685,12 @@ def evaluate(
     if objective == "duel":
         opp = resolve_bot(opponent, rules, "duel")
         opp_name = _bot_label(opponent, opp)
+    optimal = 1.0 / num_players
+    if objective != "duel":
+        try:
+            optimal = optimal_value(yardstick_rules(rules, objective), objective)
+        except _solver().SolverError:  # no table for these rules (Trippn): no yardstick
+            optimal, regret_n = math.nan, 0
     python_n = episodes
     if vector and objective == "duel" and num_players == 2 and vector_duel_supported(the_bot, opp, rules):
         python_n = regret_n  # the games whose decisions are scored; the rest in numba

@@ -24,4 +24,4 @@ def test_demo_plays_solves_trains_and_evaluates(tmp_path: Path, capsys: pytest.C
 
 def test_demo_refuses_unknown_rules(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--rules", "yahtzee"]) == 2
-    assert "unknown rules preset 'yahtzee'" in capsys.readouterr().out
+    assert "unknown rules preset 'yahtzee'" in capsys.readouterr().err

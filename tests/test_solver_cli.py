@@ -11,7 +11,7 @@ from greed_env.solver import SolverTable
 
 
 def test_solve_writes_the_table_and_ends_with_the_headline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["solve", "--rules", "farkle5", "--set", "target=500", "--objective", "race",
+    rc = main(["solve", "--rules", "farkle5", "--set", "target=500", "--set", "entry_threshold=500", "--objective", "race",
                "--out", str(tmp_path)])
     assert rc == 0
     lines = capsys.readouterr().out.strip().splitlines()

@@ -124,7 +124,7 @@ def test_unsupported_variants_are_refused() -> None:
 
 @pytest.mark.parametrize("name", ["ten_thousand", "greed", "progressive"])
 def test_bot_values_every_legal_move_and_plays_one(name: str) -> None:
-    rules = preset(name, target=600)
+    rules = preset(name, target=600, entry_threshold=min(preset(name).entry_threshold, 600))
     bot = OptimalBot(rules, "duel", solve(rules, "duel"))
     rng = np.random.default_rng(0)
     s = new_game(rules, 2, first_player=0)

@@ -16,7 +16,7 @@ from greed_env.solver.table import arrays_checksum, package_table_dir
 
 @pytest.fixture
 def table() -> SolverTable:
-    return solve(preset("farkle5", target=500), "race")
+    return solve(preset("farkle5", target=500, entry_threshold=500), "race")
 
 
 def test_round_trip(table: SolverTable, tmp_path: Path) -> None:
@@ -41,7 +41,7 @@ def test_round_trip(table: SolverTable, tmp_path: Path) -> None:
 def test_mismatched_rules_and_objective_are_refused(table: SolverTable, tmp_path: Path) -> None:
     path = table.save(tmp_path)
     with pytest.raises(TableError, match="fingerprint"):
-        SolverTable.load(path, preset("farkle5", target=550), "race")
+        SolverTable.load(path, preset("farkle5", target=550, entry_threshold=500), "race")
     with pytest.raises(TableError, match="objective"):
         SolverTable.load(path, table.rules, "duel")
 
@@ -89,7 +89,7 @@ def test_interrupted_write_leaves_nothing(table: SolverTable, tmp_path: Path, mo
 
 def test_load_table_solves_once_then_reads_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GREED_ENV_CACHE", str(tmp_path))
-    rules = preset("farkle5", target=450)
+    rules = preset("farkle5", target=450, entry_threshold=450)
     first = load_table(rules, "race")
     assert (tmp_path / first.filename()).exists()
 
@@ -100,12 +100,12 @@ def test_load_table_solves_once_then_reads_the_cache(tmp_path: Path, monkeypatch
     again = load_table(rules, "race")
     assert again.headline == first.headline
     with pytest.raises(TableError, match="greed solve"):
-        load_table(preset("farkle5", target=400), "race", solve_if_missing=False)
+        load_table(preset("farkle5", target=400, entry_threshold=400), "race", solve_if_missing=False)
 
 
 def test_corrupt_cache_file_is_not_silently_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GREED_ENV_CACHE", str(tmp_path))
-    rules = preset("farkle5", target=400)
+    rules = preset("farkle5", target=400, entry_threshold=400)
     path = tmp_path / SolverTable(rules, "race", {}).filename()
     path.write_bytes(b"garbage")
     with pytest.raises(TableError):

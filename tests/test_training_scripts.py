@@ -162,7 +162,7 @@ def test_duel_run_with_margin_readings_starts_from_a_model_without_them(tmp_path
     assert card["final_round_starts"] == 0.5 and card["final_round_near"] == 0.5
     assert card["final_round_warmup"] == 2 and card["args"]["init_temperature"] == 2.0
     assert (card["score_starts"], card["score_starts_warmup"], card["score_starts_near"]) == (0.4, 2, 0.5)
-    with pytest.raises(SystemExit, match="needs a value >= 1 and --init-from"):
+    with pytest.raises(ValueError, match="needs a value >= 1 and --init-from"):
         duel.main(_args(duel.Args, init_temperature=2.0, runs_dir=str(tmp_path / "c")))
     assert card["args"]["features"] == "margin-final" and card["evaluation"]["episodes"] == 32
 
@@ -183,7 +183,7 @@ def test_critic_warmup_leaves_the_policy_alone_and_a_wider_critic_continues(tmp_
     assert during["value_net.weight"].shape == (1, 24)
     assert not torch.equal(during["value_net.weight"][:, :16], before["value_net.weight"])
     assert _card(warm)["args"]["vf_warmup"] == 256
-    with pytest.raises(SystemExit, match="--vf-warmup -1: must be >= 0"):
+    with pytest.raises(ValueError, match="--vf-warmup -1: must be an integer >= 0"):
         duel.main(_args(duel.Args, vf_warmup=-1, runs_dir=str(tmp_path / "d")))
 
 

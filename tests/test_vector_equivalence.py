@@ -77,6 +77,7 @@ def reference_fields(s: State) -> dict[str, Any]:
         "rolloff": s.rolloff,
         "rolloff_scores": s.rolloff_scores,
         "rolloff_round": s.rolloff_round,
+        "rules_name": s.rules_name,
     }
 
 

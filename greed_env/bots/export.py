@@ -23,8 +23,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import os
-import tempfile
 import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -48,6 +46,7 @@ from greed_env.bots.policy_bots import (
 )
 from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog, catalog_version
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
+from greed_env.files import atomic_write_bytes, atomic_write_text
 from greed_env.rules import (
     Rules,
     RulesError,
@@ -82,38 +81,6 @@ ONNX_OUTPUT = "logits"
 
 # ------------------------------------------------------------------------------------------
 # files
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
-
-    A reader sees the old file or the complete new one, never a partial write.
-    """
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return p
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """:func:`atomic_write_bytes` for UTF-8 text."""
-    return atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def _write_card(path: Path, card: Mapping[str, Any]) -> Path:

@@ -106,7 +106,9 @@ def make_bot(spec: str, rules: Rules) -> Bot:
         detail = str(exc.args[0] if exc.args else exc)
         if text not in detail:
             detail = f"bot {text!r}: {detail}"
-        raise BotSpecError(f"{detail}; built-in kinds: {_known()}") from None
+        if isinstance(exc, LookupError) and not detail.startswith("bot file") and "no rules preset" not in detail:
+            detail += f"; built-in kinds: {_known()}"  # a name that is no bot: list the kinds
+        raise BotSpecError(detail) from None
 
 
 def _known() -> str:

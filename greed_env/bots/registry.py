@@ -331,6 +331,9 @@ def resolve_id(spec: str) -> tuple[str | None, str]:
     return None, text
 
 
+BOT_FILE_SUFFIXES = (".json", ".onnx", ".zip", ".npz")
+
+
 def _is_file_spec(text: str) -> bool:
     return text.lower().endswith((".json", ".onnx", ".zip")) and Path(text).exists()
 
@@ -357,6 +360,8 @@ def load(spec: str, rules: Rules | None = None, **options: Any) -> Bot:
         raise UnknownBotError("empty bot spec")
     if _is_file_spec(text):
         return _load_file(Path(text), rules, **options)
+    if text.lower().endswith(BOT_FILE_SUFFIXES) or text.startswith(("/", "./", "../", "~")):
+        raise UnknownBotError(f"bot file {text!r} does not exist")
     rules_name, name = resolve_id(text)
     if rules_name is None and ":" in name:
         kind, _, arg = name.partition(":")

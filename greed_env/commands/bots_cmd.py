@@ -17,6 +17,13 @@ import json
 import sys
 from typing import Any
 
+from greed_env.commands.argtypes import (
+    OutputPathError,
+    check_output_dir,
+    nonneg_int,
+    positive_int,
+    seed_int,
+)
 from greed_env.commands.rules_cmd import CommandError, add_rules_options, rules_from_args
 
 __all__ = ["register"]
@@ -114,7 +121,8 @@ def _export(args: argparse.Namespace) -> int:
 
     try:
         rules = rules_from_args(args.rules, args.set) if args.rules else None
-    except CommandError as exc:
+        check_output_dir(args.out, "--out")
+    except (CommandError, OutputPathError) as exc:
         return _fail("export", str(exc))
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()] if args.opponents else None
     try:
@@ -155,7 +163,9 @@ def _tournament(args: argparse.Namespace) -> int:
 
     try:
         rules = rules_from_args(args.rules, args.set)
-    except CommandError as exc:
+        if args.out:
+            check_output_dir(args.out, "--out")
+    except (CommandError, OutputPathError) as exc:
         return _fail("tournament", str(exc))
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     try:
@@ -211,11 +221,11 @@ def register(subparsers: Any) -> None:
     e.add_argument("--description", default=None, help="one-line description for `greed bots`")
     e.add_argument("--objective", default=None, help="what the policy was trained for (turn, race, duel)")
     e.add_argument("--notes", default=None, help="free text stored in the card")
-    e.add_argument("--check-positions", type=int, default=2000, metavar="N", help="positions for the equivalence check")
-    e.add_argument("--evaluate", type=int, default=0, metavar="GAMES", help="games per opponent to measure and store (0: none)")
+    e.add_argument("--check-positions", type=positive_int, default=2000, metavar="N", help="positions for the equivalence check")
+    e.add_argument("--evaluate", type=nonneg_int, default=0, metavar="GAMES", help="games per opponent to measure and store (0: none)")
     e.add_argument("--opponents", default=None, metavar="A,B", help="evaluation opponents (default random, threshold-300, optimal-duel)")
-    e.add_argument("--workers", type=int, default=1, metavar="K", help="processes for the evaluation")
-    e.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the check and the evaluation")
+    e.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes for the evaluation")
+    e.add_argument("--seed", type=seed_int, default=0, metavar="S", help="seed of the check and the evaluation")
     e.set_defaults(func=_export)
 
     t = subparsers.add_parser(
@@ -227,9 +237,9 @@ def register(subparsers: Any) -> None:
     )
     add_rules_options(t)
     t.add_argument("--bots", required=True, metavar="A,B,C", help="bot specs (registry ids, bare names, files)")
-    t.add_argument("--games", type=int, required=True, metavar="N", help="games per pair")
-    t.add_argument("--workers", type=int, default=1, metavar="K", help="processes")
-    t.add_argument("--seed", type=int, default=0, metavar="S", help="root seed (results depend only on it)")
+    t.add_argument("--games", type=positive_int, required=True, metavar="N", help="games per pair")
+    t.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
+    t.add_argument("--seed", type=seed_int, default=0, metavar="S", help="root seed (results depend only on it)")
     t.add_argument("--out", default=None, metavar="DIR", help="write Markdown and CSV here")
     t.add_argument("--anchor", default=None, metavar="BOT", help="bot fixed at Elo 1000 (default random)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -18,6 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from greed_env.commands.argtypes import (
+    OutputPathError,
+    check_output_dir,
+    nonneg_int,
+    positive_int,
+    seed_int,
+)
+
 DEFAULT_STEPS = 60_000
 DEFAULT_EVAL_TURNS = 10_000
 DEFAULT_DUEL_GAMES = 20_000
@@ -31,16 +39,16 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--rules", default="ten_thousand", help="preset (default ten_thousand)")
-    p.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="PPO training steps")
+    p.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS, help="PPO training steps")
     p.add_argument(
-        "--eval-turns", type=int, default=DEFAULT_EVAL_TURNS, help="turns per evaluation"
+        "--eval-turns", type=positive_int, default=DEFAULT_EVAL_TURNS, help="turns per evaluation"
     )
-    p.add_argument("--seed", type=int, default=0, help="master seed (game, training, evaluation)")
+    p.add_argument("--seed", type=seed_int, default=0, help="master seed (game, training, evaluation)")
     p.add_argument("--runs-dir", default="runs", help="where the trained run is written")
-    p.add_argument("--turns-shown", type=int, default=12, help="turns of the bot game to print")
+    p.add_argument("--turns-shown", type=nonneg_int, default=12, help="turns of the bot game to print")
     p.add_argument(
         "--duel-games",
-        type=int,
+        type=nonneg_int,
         default=DEFAULT_DUEL_GAMES,
         help="games of the PPO agent against the optimal duel bot (0: skip)",
     )
@@ -101,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         rules = preset(args.rules)
-    except RulesError as exc:
-        print(f"greed demo: {exc}")
+        check_output_dir(args.runs_dir, "--runs-dir")
+    except (RulesError, OutputPathError) as exc:
+        print(f"greed demo: {exc}", file=sys.stderr)
         return 2
     t_start = time.perf_counter()
     print(f"greed_env demo - rules '{rules.name}' ({PRESET_SOURCES.get(rules.name, 'custom')})")

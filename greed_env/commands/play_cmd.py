@@ -15,13 +15,13 @@ import secrets
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
 from greed_env.bots.base import Bot
 from greed_env.bots.factory import BotSpecError, make_bot
+from greed_env.commands.argtypes import OutputPathError, check_output_file, seed_int
 from greed_env.commands.rules_cmd import CommandError, add_rules_options, rules_from_args
 from greed_env.rules.config import Rules
 from greed_env.rules.game import (
@@ -329,10 +329,14 @@ def _play(args: argparse.Namespace) -> int:
     n = len(seats)
     if args.first_player is not None and not 0 <= args.first_player < n:
         return _fail("play", f"--first-player must be a seat 0..{n - 1}")
-    if args.record and not Path(args.record).absolute().parent.is_dir():
-        return _fail("play", f"--record {args.record!r}: the folder does not exist")
-    if args.save_gif and not Path(args.save_gif).absolute().parent.is_dir():
-        return _fail("play", f"--save-gif {args.save_gif!r}: the folder does not exist")
+    for flag, value in (("--record", args.record), ("--save-gif", args.save_gif)):
+        if value:
+            try:
+                check_output_file(value, flag)
+            except OutputPathError as exc:
+                return _fail("play", str(exc))
+    if args.hints and any(seat.bot is None for seat in seats):
+        _prepare_hints(rules, n)
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     labels = [s.label for s in seats]
     rec = Recorder(rules, n, args.first_player, seed, labels)
@@ -376,6 +380,10 @@ def _play(args: argparse.Namespace) -> int:
     except _Quit as why:
         view.line(f"game stopped: {why}")
         status = 0 if str(why) == "quit" else 1
+    except KeyboardInterrupt:
+        view.line("")
+        view.line("game stopped: interrupted")
+        status = 130
     view.result(rec.state)
     if args.record:
         try:
@@ -407,7 +415,27 @@ def _write_gif(command: str, record: GameRecord, path: str, fps: float) -> int:
     return 0
 
 
+def _prepare_hints(rules: Rules, n_players: int) -> None:
+    """Load (or solve, with progress on stderr) the table the hints will read, before the game."""
+    from greed_env.bots.hints import default_objective
+    from greed_env.rules.game import new_game
+    from greed_env.solver import SolverError, TableError, load_table
+    from greed_env.solver.model import check_supported
+
+    objective = default_objective(rules, new_game(rules, n_players, first_player=0))
+    try:
+        check_supported(rules, objective)
+        load_table(rules, objective, progress=sys.stderr)
+    except (SolverError, TableError):
+        pass  # the hints say why they are unavailable, move by move
+
+
 def _replay(args: argparse.Namespace) -> int:
+    if args.save_gif:
+        try:
+            check_output_file(args.save_gif, "--save-gif")
+        except OutputPathError as exc:
+            return _fail("replay", str(exc))
     try:
         record = load(args.file)
         states = replay(record)
@@ -437,8 +465,6 @@ def _replay(args: argparse.Namespace) -> int:
             view.line(view.scores_text(after))
     view.result(states[-1])
     if args.save_gif:
-        if not Path(args.save_gif).absolute().parent.is_dir():
-            return _fail("replay", f"--save-gif {args.save_gif!r}: the folder does not exist")
         failed = _write_gif("replay", record, args.save_gif, args.gif_fps)
         if failed:
             return failed
@@ -468,7 +494,7 @@ def register(subparsers: Any) -> None:
     add_rules_options(p)
     p.add_argument("--players", required=True, metavar="SPEC", help="comma list of seats")
     p.add_argument(
-        "--seed", type=int, default=None, metavar="N", help="dice seed (default: random)"
+        "--seed", type=seed_int, default=None, metavar="N", help="dice seed (default: random)"
     )
     p.add_argument("--record", default=None, metavar="FILE", help="save the game record (JSON)")
     p.add_argument(

@@ -13,7 +13,17 @@ import argparse
 import resource
 import sys
 import time
+from pathlib import Path
 from typing import Any
+
+from greed_env.commands.argtypes import (
+    OutputPathError,
+    check_output_dir,
+    check_output_file,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
 
 __all__ = ["register"]
 
@@ -48,8 +58,8 @@ def register(subparsers: Any) -> None:
     )
     _common(p)
     p.add_argument("--out", help="file (.npz) or directory to write (default: the user cache)")
-    p.add_argument("--tol", type=float, default=1e-12, help="convergence tolerance")
-    p.add_argument("--cap", type=int, help="turn objective: points where the tail policy starts")
+    p.add_argument("--tol", type=positive_float, default=1e-12, help="convergence tolerance")
+    p.add_argument("--cap", type=positive_int, help="turn objective: points where the tail policy starts")
     p.add_argument("--floor", type=int, help="race/duel with a bust penalty: lowest score modelled")
     p.set_defaults(func=_solve)
 
@@ -59,71 +69,137 @@ def register(subparsers: Any) -> None:
     )
     _common(a)
     a.add_argument("--scores", default="0,0", help="banked scores, player to move first: A,B")
-    a.add_argument("--turn-total", type=int, default=0, help="unbanked points of this turn")
-    a.add_argument("--dice", type=int, help="dice to roll (or rolled), default: all")
+    a.add_argument("--turn-total", type=nonneg_int, default=0, help="unbanked points of this turn")
+    a.add_argument("--dice", type=positive_int, help="dice to roll (or rolled), default: all")
     a.add_argument("--roll", help="the dice showing, e.g. 1,1,5,2,3,4 (omit: bank or roll)")
-    a.add_argument("--streak", type=int, default=0, help="busts in a row of the player to move")
+    a.add_argument("--streak", type=nonneg_int, default=0, help="busts in a row of the player to move")
     a.add_argument("--entered", choices=("yes", "no"), help="player to move on the board?")
     a.add_argument("--no-solve", action="store_true", help="fail instead of solving a missing table")
     a.set_defaults(func=_advise)
 
 
+def _check_out(out: str) -> None:
+    """Refuse an ``--out`` that cannot take the table, before solving."""
+    path = Path(out)
+    if path.suffix.lower() == ".npz" and not path.is_dir():
+        check_output_file(out, "--out", (".npz",))
+        return
+    if path.exists() and not path.is_dir():
+        raise OutputPathError(f"--out {out!r} is a file; give a folder or a file name ending in .npz")
+    if path.suffix and not path.exists():
+        raise OutputPathError(f"--out {out!r}: give a folder or a file name ending in .npz")
+    check_output_dir(out, "--out")
+
+
 def _solve(args: argparse.Namespace) -> int:
     from greed_env.rules.config import RulesError
-    from greed_env.solver import SolverError, solve
+    from greed_env.solver import SolverError, TableError, not_converged, solve
     from greed_env.solver.table import cache_dir
 
     try:
         rules = _rules(args)
+        if args.out:
+            _check_out(args.out)
         opts: dict[str, Any] = {"tol": args.tol}
         if args.cap is not None:
+            if args.objective != "turn":
+                raise SolverError(f"--cap applies to the turn objective, not {args.objective}")
             opts["cap"] = args.cap
         if args.floor is not None:
+            if args.objective not in ("race", "duel") or not (rules.bust_penalty and rules.bust_penalty_after):
+                raise SolverError("--floor applies to race and duel under rules with a bust penalty")
+            if args.floor > 0:
+                raise SolverError(f"--floor must be <= 0 points, got {args.floor}")
             opts["floor"] = args.floor
         t0 = time.perf_counter()
         table = solve(rules, args.objective, **opts)
         elapsed = time.perf_counter() - t0
-    except (RulesError, SolverError) as exc:
+        path = table.save(args.out if args.out else cache_dir())
+    except (RulesError, SolverError, TableError, OutputPathError) as exc:
         print(f"greed solve: {exc}", file=sys.stderr)
         return 2
-    path = table.save(args.out if args.out else cache_dir())
+    except OSError as exc:
+        print(f"greed solve: cannot write the table: {exc.strerror or exc} ({exc.filename})", file=sys.stderr)
+        return 2
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"rules {rules.name} ({rules.fingerprint}), objective {args.objective}")
     print(f"{table.meta.get('headline_label', 'headline')}: {table.headline:.12g}")
+    why = not_converged(table)
+    if why:
+        print(f"warning: not the converged optimum ({why}); the bots and advise will not use it",
+              file=sys.stderr)
     print(f"solved in {elapsed:.1f} s, peak memory {peak:.0f} MiB, written to {path}")
     print(f"{table.headline:.12g}")
     return 0
 
 
+def _position(args: argparse.Namespace, rules: Any) -> Any:
+    """The position ``advise`` is asked about; refuses one the rules cannot reach.
+
+    Raises:
+        ValueError: naming the flag and the value.
+    """
+    from greed_env.rules.game import Phase, new_game
+
+    try:
+        scores = tuple(int(x) for x in args.scores.replace(" ", "").split(","))
+    except ValueError:
+        raise ValueError(f"--scores expects whole numbers A,B, got {args.scores!r}") from None
+    seats = 2 if args.objective == "duel" else rules.max_players
+    if not 1 <= len(scores) <= seats:
+        raise ValueError(f"--scores gives {len(scores)} scores; the {args.objective} position has at most {seats}")
+    low = -4 * rules.bust_penalty if rules.bust_penalty and rules.bust_penalty_after else 0
+    for s in scores:
+        if not low <= s < rules.target:
+            where = "" if low == 0 else f" (down to {low} with the bust penalty)"
+            raise ValueError(f"--scores {args.scores!r}: a banked score is 0..{rules.target - 1} "
+                             f"in a game to {rules.target}{where}, got {s}")
+    n_players = max(2, len(scores)) if args.objective == "duel" else max(rules.min_players, len(scores))
+    scores = (scores + (0,) * n_players)[:n_players]
+    if args.dice is not None and args.dice > rules.num_dice:
+        raise ValueError(f"--dice {args.dice}: {rules.name} is played with {rules.num_dice} dice")
+    limit = rules.bust_penalty_after - 1 if rules.bust_penalty and rules.bust_penalty_after else 0
+    if args.streak > limit:
+        why = (f"0..{limit} (bust number {rules.bust_penalty_after} in a row costs {rules.bust_penalty})"
+               if limit else "0 (these rules have no bust penalty)")
+        raise ValueError(f"--streak {args.streak}: busts in a row are {why}")
+    roll: tuple[int, ...] = ()
+    if args.roll:
+        try:
+            roll = tuple(sorted(int(x) for x in args.roll.replace(" ", "").split(",") if x))
+        except ValueError:
+            raise ValueError(f"--roll expects faces 1..6 like 1,1,5,2,3,4, got {args.roll!r}") from None
+        if not roll or any(not 1 <= f <= 6 for f in roll):
+            raise ValueError(f"--roll expects faces 1..6 like 1,1,5,2,3,4, got {args.roll!r}")
+        if len(roll) > rules.num_dice:
+            raise ValueError(f"--roll {args.roll!r}: {len(roll)} dice, {rules.name} is played with {rules.num_dice}")
+        if args.dice is not None and args.dice != len(roll):
+            raise ValueError(f"--dice {args.dice} but --roll shows {len(roll)} dice")
+    state = new_game(rules, n_players, first_player=0)
+    entered = tuple((rules.entry_threshold == 0 or s > 0) for s in scores)
+    if args.entered:
+        entered = (args.entered == "yes", *entered[1:])
+    dice = args.dice or rules.num_dice
+    state = state._replace(
+        scores=scores, entered=entered, streaks=(args.streak,) + (0,) * (n_players - 1),
+        turn_total=args.turn_total, dice=dice, fresh=dice == rules.num_dice,
+    )
+    if roll:
+        state = state._replace(phase=Phase.KEEP, roll=roll, dice=len(roll), fresh=len(roll) == rules.num_dice)
+    elif args.turn_total > 0:
+        state = state._replace(phase=Phase.CONTINUE)
+    return state
+
+
 def _advise(args: argparse.Namespace) -> int:
     from greed_env.rules.config import RulesError
-    from greed_env.rules.game import Phase, new_game
     from greed_env.solver import OptimalBot, SolverError, TableError, load_table
 
     try:
         rules = _rules(args)
-        table = load_table(rules, args.objective, solve_if_missing=not args.no_solve)
-        scores = tuple(int(x) for x in args.scores.split(","))
-        n_players = max(2, len(scores)) if args.objective == "duel" else max(rules.min_players, len(scores))
-        scores = (scores + (0,) * n_players)[:n_players]
-        state = new_game(rules, n_players, first_player=0)
-        entered = tuple(
-            (rules.entry_threshold == 0 or s > 0) for s in scores
-        )
-        if args.entered:
-            entered = (args.entered == "yes", *entered[1:])
-        dice = args.dice or rules.num_dice
-        state = state._replace(
-            scores=scores, entered=entered, streaks=(args.streak,) + (0,) * (n_players - 1),
-            turn_total=args.turn_total, dice=dice, fresh=dice == rules.num_dice,
-        )
-        if args.roll:
-            roll = tuple(sorted(int(x) for x in args.roll.replace(" ", "").split(",") if x))
-            state = state._replace(phase=Phase.KEEP, roll=roll, dice=args.dice or len(roll),
-                                   fresh=(args.dice or len(roll)) == rules.num_dice)
-        elif args.turn_total > 0:
-            state = state._replace(phase=Phase.CONTINUE)
-        else:
+        state = _position(args, rules)
+        table = load_table(rules, args.objective, solve_if_missing=not args.no_solve, progress=sys.stderr)
+        if not args.roll and args.turn_total == 0:
             print(f"value at the start of this turn: {_start_value(table, rules, state):.6f}")
             print(f"table headline ({table.meta.get('headline_label', '')}): {table.headline:.6f}")
             return 0

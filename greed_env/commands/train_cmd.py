@@ -18,6 +18,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from greed_env.commands.argtypes import (
+    OutputPathError,
+    check_output_dir,
+    int_at_least,
+    nonneg_int,
+    positive_int,
+    seed_int,
+)
+
 __all__ = ["register"]
 
 _TRAIN_SCRIPTS = {
@@ -55,8 +64,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def _fail(exc: BaseException) -> int:
-    print(f"error: {exc}", file=sys.stderr)
+def _fail(exc: BaseException, command: str = "eval") -> int:
+    text = " ".join(str(exc).split())
+    print(f"greed {command}: {text}", file=sys.stderr)
     return 2
 
 
@@ -64,11 +74,15 @@ def _run_train(ns: argparse.Namespace) -> int:
     from greed_env.train.args import namespace_to
 
     module = importlib.import_module(_TRAIN_SCRIPTS[ns.script][0])
-    args = namespace_to(module.Args, ns)
     try:
+        args = namespace_to(module.Args, ns)
         module.main(args)
     except (*_user_errors(), ValueError) as exc:
-        return _fail(exc)
+        return _fail(exc, f"train {ns.script}")
+    except SystemExit as exc:
+        if isinstance(exc.code, str):  # a script's own check of its flags
+            return _fail(Exception(exc.code), f"train {ns.script}")
+        raise
     return 0
 
 
@@ -78,41 +92,80 @@ def _run_soup(ns: argparse.Namespace) -> int:
     try:
         run(ns)
     except (*_user_errors(), ValueError) as exc:
-        return _fail(exc)
+        return _fail(exc, "train soup")
     return 0
+
+
+def _bot_card(spec: str) -> dict[str, Any] | None:
+    """The card of the bot ``spec`` names (a model file's, an exported bot's, or a registry
+    id's), or None (a heuristic, ``optimal``, or a model without a card)."""
+    from greed_env.bots.policy_bots import read_card as read_bot_card
+    from greed_env.bots.registry import find_card, resolve_id
+    from greed_env.rules.config import preset_names
+    from greed_env.train.policy import read_card
+
+    path = Path(spec)
+    suffix = path.suffix.lower()
+    if suffix in (".zip", ".npz"):
+        return read_card(path) if path.is_file() else None
+    if suffix in (".json", ".onnx"):
+        card = path if suffix == ".json" else path.with_suffix(".json")
+        return read_bot_card(card) if card.is_file() else None
+    rules_name, _name = resolve_id(spec)
+    if rules_name and rules_name in preset_names():
+        found = find_card(spec.strip().removeprefix("bot:").strip())
+        if found is not None:
+            return read_bot_card(found)
+        return {"rules": {"name": rules_name}}
+    return None
+
+
+def _card_rules(card: dict[str, Any] | None) -> Any:
+    """The rules a card names (its full rules dict when it has one), or None."""
+    from greed_env.rules import Rules, preset
+
+    raw = (card or {}).get("rules")
+    if isinstance(raw, dict) and len(raw) > 1:
+        return Rules.from_dict(raw)
+    if isinstance(raw, dict) and raw.get("name"):
+        return preset(str(raw["name"]))
+    name = (card or {}).get("rules_name")
+    return preset(str(name)) if name else None
 
 
 def _run_eval(ns: argparse.Namespace) -> int:
     from greed_env.evaluation import evaluate, write_report
     from greed_env.rules import preset
-    from greed_env.train.policy import read_card
 
     try:
         bot_path = Path(ns.bot)
-        card = read_card(bot_path) if bot_path.suffix in (".zip", ".npz") and bot_path.is_file() else None
-        rules_name = ns.rules or (card or {}).get("rules", {}).get("name") or "ten_thousand"
-        rules = preset(rules_name)
+        card = _bot_card(ns.bot)
+        rules = preset(ns.rules) if ns.rules else (_card_rules(card) or preset("ten_thousand"))
         objective = ns.objective or _objective_from_card(card) or "turn"
+        if ns.out:
+            check_output_dir(ns.out, "--out")
         run_dirs = [Path(d) for d in ns.run_dir or []]
         if not run_dirs and card is not None and (bot_path.parent / "eval.csv").is_file():
             run_dirs = [bot_path.parent]
         bar = _progress_bar(ns, objective)
-        result = evaluate(
-            ns.bot,
-            rules,
-            objective,
-            episodes=ns.episodes,
-            seed=ns.seed,
-            workers=ns.workers,
-            regret_episodes=ns.regret_episodes,
-            opponent=ns.opponent,
-            num_players=ns.num_players,
-            progress=bar.update_to if bar else None,
-            exact=ns.exact,
-        )
-        if bar:
-            bar.close()
-    except (*_user_errors(), ValueError) as exc:
+        try:
+            result = evaluate(
+                ns.bot,
+                rules,
+                objective,
+                episodes=ns.episodes,
+                seed=ns.seed,
+                workers=ns.workers,
+                regret_episodes=ns.regret_episodes,
+                opponent=ns.opponent,
+                num_players=ns.num_players,
+                progress=bar.update_to if bar else None,
+                exact=ns.exact,
+            )
+        finally:
+            if bar:
+                bar.close()
+    except (*_user_errors(), OutputPathError, ValueError) as exc:
         return _fail(exc)
     summary = result.summary()
     if ns.out:
@@ -138,16 +191,23 @@ def _objective_from_card(card: dict[str, Any] | None) -> str | None:
 
 
 class _Bar:
-    def __init__(self, total: int) -> None:
-        from tqdm.auto import tqdm
+    """A tqdm bar drawn from the first progress report on, so a run refused before any
+    episode leaves stderr to its one-line error."""
 
-        self.bar = tqdm(total=total, unit="episode", unit_scale=True, dynamic_ncols=True)
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.bar: Any = None
 
     def update_to(self, done: int) -> None:
+        if self.bar is None:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=self.total, unit="episode", unit_scale=True, dynamic_ncols=True)
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _progress_bar(ns: argparse.Namespace, objective: str) -> _Bar | None:
@@ -212,7 +272,7 @@ def register(subparsers: Any) -> None:
         "with a 95% CI beside the optimal value, its regret per decision, and plots.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    ev.add_argument("bot", help="model file (.zip / .npz), bot spec (random, threshold:N, registry id) or 'optimal'")
+    ev.add_argument("bot", help="model file (.zip / .npz), exported bot (.onnx / .json), bot spec (random, threshold:N, registry id) or 'optimal'")
     ev.add_argument("--rules", default=None, help="rules preset (default: the model card's, else ten_thousand)")
     ev.add_argument(
         "--objective",
@@ -220,12 +280,12 @@ def register(subparsers: Any) -> None:
         default=None,
         help="what to measure (default: the model card's, else turn)",
     )
-    ev.add_argument("--episodes", type=int, default=None, help="turns / races / games (default: 20,000; duel: 38,415 for a 95%% CI of +-0.5 points)")
-    ev.add_argument("--workers", type=int, default=2, help="processes playing episodes in parallel")
-    ev.add_argument("--seed", type=int, default=0, help="master seed of the episode seeds")
-    ev.add_argument("--regret-episodes", type=int, default=None, help="episodes whose decisions are scored by the solver (default: min(episodes, 2000))")
+    ev.add_argument("--episodes", type=positive_int, default=None, help="turns / races / games (default: 20,000; duel: 38,415 for a 95%% CI of +-0.5 points)")
+    ev.add_argument("--workers", type=positive_int, default=2, help="processes playing episodes in parallel")
+    ev.add_argument("--seed", type=seed_int, default=0, help="master seed of the episode seeds")
+    ev.add_argument("--regret-episodes", type=nonneg_int, default=None, help="episodes whose decisions are scored by the solver (default: min(episodes, 2000))")
     ev.add_argument("--opponent", default="optimal", help="duel opponent bot spec")
-    ev.add_argument("--num-players", type=int, default=2, help="duel seats")
+    ev.add_argument("--num-players", type=int_at_least(2, 8), default=2, help="duel seats")
     ev.add_argument("--out", default=None, help="directory for report.md and the PNG plots")
     ev.add_argument(
         "--run-dir",

@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from greed_env.envs.common import action_index
 from greed_env.rules import (
     IllegalKeep,
     IllegalMove,
@@ -343,14 +344,9 @@ class ActionCatalog:
 
     def _check_index(self, action: Any) -> int:
         try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise IllegalMove(
-                f"action must be an integer id, got {action!r}", rule="action"
-            ) from None
-        if a != action or not 0 <= a < self.n:
-            raise IllegalMove(f"action {action!r} is outside 0..{self.n - 1}", rule="action")
-        return a
+            return action_index(action, self.n)
+        except ValueError as exc:
+            raise IllegalMove(str(exc), rule="action") from None
 
     # --------------------------------------------------------------------------------------
     # documentation

@@ -24,7 +24,9 @@ from gymnasium import spaces
 
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.common import (
+    action_index,
     check_illegal_mode,
+    check_reward,
     env_rules,
     forfeit,
     render_text,
@@ -85,7 +87,7 @@ class GreedGymEnv(gym.Env[Any, np.int64]):
         self.mask_in_obs = mask_in_obs
         self.rules: Rules = env_rules(rules, rules_overrides)
         self.illegal_action = check_illegal_mode(illegal_action)
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = check_reward("illegal_reward", illegal_reward)
         self.render_mode = render_mode
         self.catalog = ActionCatalog(self.rules)
         self.action_space = spaces.Discrete(self.catalog.n)
@@ -142,16 +144,7 @@ class GreedGymEnv(gym.Env[Any, np.int64]):
         """Apply the learner's action; returns the new state and whether it was illegal."""
         if self._done or self.state is None:
             raise gym.error.ResetNeeded("the episode is over (or never started): call reset()")
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"action must be an integer id in 0..{self.catalog.n - 1}, got {action!r}"
-            ) from None
-        if a != action or not 0 <= a < self.catalog.n:
-            raise ValueError(
-                f"action {action!r} is outside the action space 0..{self.catalog.n - 1}"
-            )
+        a = action_index(action, self.catalog.n)
         move = self._moves.get(a)
         if move is not None:
             return self._played(state, move, apply(self.rules, state, move)), False

@@ -7,7 +7,7 @@ from typing import Any, SupportsFloat
 
 import numpy as np
 
-from greed_env.envs.common import advance_chance
+from greed_env.envs.common import advance_chance, check_reward
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
 from greed_env.envs.gym_base import GreedGymEnv
 from greed_env.rules import Phase, Rules, State, new_game
@@ -155,7 +155,7 @@ class SolitaireEnv(GreedGymEnv):
                 f"({self.rules.horizon_rounds}), got {max_turns!r}"
             )
         self.objective = objective
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = check_reward("reward_scale", reward_scale)
         self.max_steps = max_steps
         self.max_turns = max_turns
         self._solo_rules = (

@@ -20,8 +20,10 @@ from pettingzoo.utils import wrappers
 
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.common import (
+    action_index,
     advance_chance,
     check_illegal_mode,
+    check_reward,
     env_rules,
     forfeit,
     render_text,
@@ -160,7 +162,7 @@ class raw_env(AECEnv):
             )
         self.render_mode = render_mode
         self.illegal_action = check_illegal_mode(illegal_action)
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = check_reward("illegal_reward", illegal_reward)
         self.num_players = num_players
         self.catalog = ActionCatalog(r)
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
@@ -220,6 +222,11 @@ class raw_env(AECEnv):
             self.agent_selection = self.possible_agents[s.player]
 
     def step(self, action: Any) -> None:
+        if self.game is not None and not self.agents:
+            raise RuntimeError(
+                "the game is over and every agent is done: call reset() before step() "
+                "(PettingZoo's env() wrapper warns and ignores such a step instead)"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -230,16 +237,7 @@ class raw_env(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         self.infos[agent] = {}
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"action must be an integer id in 0..{self.catalog.n - 1}, got {action!r}"
-            ) from None
-        if a != action or not 0 <= a < self.catalog.n:
-            raise ValueError(
-                f"action {action!r} is outside the action space 0..{self.catalog.n - 1}"
-            )
+        a = action_index(action, self.catalog.n)
         self._events = []
         move = self._moves.get(a)
         if move is not None:

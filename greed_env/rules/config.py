@@ -39,6 +39,10 @@ SET_GROWTHS = ("none", "additive", "doubling", "fixed")
 ENTRY_SCOPES = ("turn", "roll")
 FIRST_PLAYER = ("roll", "seat0")
 TIE_RULES = ("shared", "split_vote", "first_finisher")
+MAX_TARGET = 1_000_000_000
+"""Largest target: far past any rule book (10,000), large enough to model play that never
+reaches the target (one player's long-run points per turn), small enough that every score
+stays an exact 64-bit integer in tables, observations and the vector engine."""
 
 
 class RulesError(ValueError):
@@ -67,7 +71,9 @@ class Rules:
             "five or six (003 'Equipment: 5 [or 6 dice]')."
         ),
     )
-    target: int = field(default=10_000, metadata=_doc("Points that end the game."))
+    target: int = field(
+        default=10_000, metadata=_doc("Points that end the game (a multiple of 50, at most 1,000,000,000).")
+    )
     exact_target: bool = field(
         default=False,
         metadata=_doc(
@@ -534,8 +540,13 @@ def _check(cond: bool, key: str, allowed: str, value: Any) -> None:
 
 def _validate(r: Rules) -> None:
     _check(isinstance(r.num_dice, int) and 1 <= r.num_dice <= 8, "num_dice", "1..8", r.num_dice)
-    _check(r.target > 0 and r.target % 50 == 0, "target", "a positive multiple of 50", r.target)
-    _check(r.entry_threshold >= 0, "entry_threshold", ">= 0", r.entry_threshold)
+    _check(
+        isinstance(r.target, int) and 0 < r.target <= MAX_TARGET and r.target % 50 == 0,
+        "target",
+        f"a positive multiple of 50 up to {MAX_TARGET:_}",
+        r.target,
+    )
+    _check(0 <= r.entry_threshold <= r.target, "entry_threshold", "0..target", r.entry_threshold)
     _check(r.entry_scope in ENTRY_SCOPES, "entry_scope", " | ".join(ENTRY_SCOPES), r.entry_scope)
     _check(r.min_bank >= 0, "min_bank", ">= 0", r.min_bank)
     for key in ("single_values", "pair_values", "triple_values"):
@@ -587,6 +598,12 @@ def _validate(r: Rules) -> None:
     ):
         v = getattr(r, key)
         _check(isinstance(v, int) and v >= 0, key, "an integer >= 0", v)
+    _check(
+        not (r.bust_penalty and not r.bust_penalty_after),
+        "bust_penalty_after",
+        ">= 1 when bust_penalty is set (the penalty falls on that many busts in a row)",
+        r.bust_penalty_after,
+    )
     _check(
         r.first_player in FIRST_PLAYER, "first_player", " | ".join(FIRST_PLAYER), r.first_player
     )

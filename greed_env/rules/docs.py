@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(new)
+    os.chmod(tmp, os.stat(path).st_mode & 0o7777)  # the rewritten doc keeps its mode, not mkstemp's 0600
     os.replace(tmp, path)
     return 0
 

@@ -186,6 +186,11 @@ class State(NamedTuple):
     winners: tuple[int, ...] = ()
     shares: tuple[float, ...] = ()
     event: str = ""
+    rules_name: str = ""
+    """Name of the rules that made the state (:func:`new_game`); :func:`apply`,
+    :func:`apply_roll` and :func:`legal_moves` refuse rules of another name. Rules derived
+    with ``replace()`` keep the name, so a one-player or yardstick variant of the same rule
+    book still plays the state; ``""`` (a state built by hand) is not checked."""
 
     @property
     def num_players(self) -> int:
@@ -230,6 +235,7 @@ def new_game(rules: Rules, num_players: int, first_player: int | None = None) ->
         entered=(rules.entry_threshold == 0,) * n,
         streaks=(0,) * n,
         turns=(0,) * n,
+        rules_name=rules.name,
     )
     if first_player is not None:
         if not 0 <= first_player < n:
@@ -308,6 +314,8 @@ def legal_moves(rules: Rules, state: State) -> list[Move]:
 
     Keeps come first, in the order of :func:`current_keep_options`, with canonical tap orders.
     """
+    if state.rules_name is not rules.name and state.rules_name and state.rules_name != rules.name:
+        raise _other_rules(rules, state)
     ph = state.phase
     if ph == Phase.KEEP:
         moves = list(_keep_table(rules, state.roll, state.carry, state.fresh, state.bar)[1])
@@ -405,6 +413,8 @@ _DECODE = [tuple(_decode(c, k) for c in range(6**k)) for k in range(_DECODE_MAX 
 def apply(rules: Rules, state: State, move: Move) -> State:
     """Play one decision. Raises :class:`IllegalMove` (naming the rule) and leaves ``state``
     untouched if the move is not legal here."""
+    if state.rules_name is not rules.name and state.rules_name and state.rules_name != rules.name:
+        raise _other_rules(rules, state)
     ph = state.phase
     if ph in (Phase.ORDER_ROLL, Phase.ROLL):
         raise IllegalMove("the dice must be rolled first (chance node)", rule="chance-node")
@@ -485,6 +495,13 @@ def apply(rules: Rules, state: State, move: Move) -> State:
             return _begin_turn(rules, s, order[0], event=f"roll-off order {order}")
         raise IllegalMove(_not_now(kind, "roll first or last"), rule="phase")
     raise IllegalMove(f"no moves in phase {Phase(ph).name}", rule="phase")
+
+
+def _other_rules(rules: Rules, state: State) -> IllegalMove:
+    return IllegalMove(
+        f"the state belongs to a game under the {state.rules_name!r} rules, not {rules.name!r}",
+        rule="other-rules",
+    )
 
 
 def _continue_legal(rules: Rules, s: State, kind: str) -> bool:
@@ -610,6 +627,8 @@ def _read_unlisted_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> KeepRe
 
 def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) -> State:
     """Apply a chance outcome (any order of faces; it is sorted)."""
+    if state.rules_name is not rules.name and state.rules_name and state.rules_name != rules.name:
+        raise _other_rules(rules, state)
     canonical = _CANONICAL_ROLLS.get(roll) if type(roll) is tuple else None
     if canonical is None:
         roll = tuple(sorted(_as_faces(roll)))

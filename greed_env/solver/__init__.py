@@ -18,7 +18,8 @@ All transition tables are derived from the reference scoring
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, TextIO
 
 from greed_env.rules.config import Rules, resolve_rules
 from greed_env.solver.bot import OptimalBot
@@ -38,7 +39,11 @@ __all__ = [
     "SolverTable",
     "TableError",
     "load_table",
+    "not_converged",
+    "options_key",
     "solve",
+    "solve_command",
+    "table_paths",
 ]
 
 
@@ -56,44 +61,159 @@ def solve(rules: Rules | str, objective: str, **opts: Any) -> SolverTable:
     rules = resolve_rules(rules)
     if objective not in OBJECTIVES:
         raise SolverError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
+    key = options_key(opts)
     if rules.carry_over:
         from greed_env.solver import carry
 
-        return carry.solve(rules, objective, **opts)
-    from greed_env.solver import objectives
+        table = carry.solve(rules, objective, **opts)
+    else:
+        from greed_env.solver import objectives
 
-    fn = {
-        "turn": objectives.solve_turn,
-        "entry": objectives.solve_entry,
-        "race": objectives.solve_race,
-        "duel": objectives.solve_duel,
-    }[objective]
-    return fn(rules, **opts)
+        fn = {
+            "turn": objectives.solve_turn,
+            "entry": objectives.solve_entry,
+            "race": objectives.solve_race,
+            "duel": objectives.solve_duel,
+        }[objective]
+        table = fn(rules, **opts)
+    if key:
+        table.meta["solve_options"] = key
+    return table
 
 
-def table_paths(rules: Rules, objective: str) -> list[Any]:
-    """Where :func:`load_table` looks, in order: package data, then the user cache."""
-    name = SolverTable(rules, objective, {}).filename()
+def options_key(opts: dict[str, Any]) -> dict[str, Any]:
+    """Check the solver options and return those that change values away from the defaults.
+
+    ``tol`` must be a finite number > 0, ``cap`` a whole number of points >= 1, ``floor`` a
+    whole number of points <= 0, ``max_states`` (a memory guard, no effect on values) >= 1.
+    The returned dict keys the table's file name, so a table solved with a cap or tolerance
+    of one's own never stands in for the default, converged one.
+
+    Raises:
+        SolverError: an unknown option or a value out of range, naming the option.
+    """
+    import math
+
+    from greed_env.solver.objectives import DEFAULT_TOL
+
+    key: dict[str, Any] = {}
+    for name, value in opts.items():
+        if name == "tol":
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+                raise SolverError(f"tol must be a finite number > 0, got {value!r}")
+            if value != DEFAULT_TOL:
+                key["tol"] = float(value)
+        elif name in ("cap", "max_states"):
+            if value is None and name == "cap":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SolverError(f"{name} must be a whole number >= 1, got {value!r}")
+            if name == "cap":
+                key["cap"] = value
+        elif name == "floor":
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value > 0:
+                raise SolverError(f"floor must be a whole number of points <= 0, got {value!r}")
+            key["floor"] = value
+        else:
+            raise SolverError(f"unknown solver option {name!r}; known: tol, cap, floor, max_states")
+    return key
+
+
+def not_converged(table: SolverTable) -> str:
+    """Why ``table`` is not the converged optimum ('' when it is, as far as its metadata says)."""
+    meta = table.meta
+    if meta.get("tail_policy_below_cap") is False:
+        return (
+            f"its cap of {meta.get('cap_points')} points is below where the tail policy starts"
+        )
+    change = meta.get("cap_change_when_doubled")
+    tol = meta.get("tolerance")
+    if change is not None and tol is not None and float(change) > float(tol):
+        return f"doubling its cap changes the value by {float(change):.3g} (> tolerance {float(tol):.3g})"
+    return ""
+
+
+def table_paths(rules: Rules, objective: str, **opts: Any) -> list[Any]:
+    """Where :func:`load_table` looks, in order: package data, then the user cache.
+
+    Options that change values (``cap``, ``floor``, a ``tol`` other than the default) are part
+    of the file name, so without them only the default, converged table is found.
+    """
+    key = options_key(opts)
+    name = SolverTable(rules, objective, {}, {"solve_options": key} if key else {}).filename()
     return [package_table_dir() / name, cache_dir() / name]
 
 
-def load_table(rules: Rules | str, objective: str, solve_if_missing: bool = True, **opts: Any) -> SolverTable:
+def solve_command(rules: Rules, objective: str, key: dict[str, Any] | None = None) -> str:
+    """The ``greed solve`` command line that writes the table :func:`load_table` looks for
+    (with ``--set`` for every field that differs from the preset of the same name)."""
+    from greed_env.rules.config import PRESETS
+
+    words = ["greed", "solve", "--rules", rules.name]
+    base = PRESETS.get(rules.name)
+    if base is not None:
+        mine, theirs = rules.to_dict(), base.to_dict()
+        for field_name, value in mine.items():
+            if value != theirs.get(field_name):
+                text = json.dumps(value).replace(" ", "") if not isinstance(value, str) else value
+                words.append(f"--set {field_name}={text}")
+    words += ["--objective", objective]
+    for name, value in (key or {}).items():
+        words.append(f"--{name} {value}")
+    return " ".join(words)
+
+
+def load_table(
+    rules: Rules | str,
+    objective: str,
+    solve_if_missing: bool = True,
+    progress: TextIO | None = None,
+    **opts: Any,
+) -> SolverTable:
     """The table of ``objective`` under ``rules``: shipped package data, then the user cache,
     else solved now and written to the cache (``solve_if_missing=False``: raise instead).
 
+    ``opts`` are solver options (``cap``, ``floor``, ``tol``); the default lookup finds only
+    tables solved without them and refuses one whose metadata says it did not converge. With
+    ``progress`` (a stream, e.g. ``sys.stderr``) a table solved now reports its progress there.
+
     Raises:
-        TableError: a file exists but is corrupt or for other rules (never silently replaced),
-            or no table exists and ``solve_if_missing`` is False.
+        TableError: a file exists but is corrupt, for other rules or options, or not
+            converged (never silently replaced), or no table exists and ``solve_if_missing``
+            is False.
+        SolverError: an option out of range, or rules the solver does not model.
     """
     rules = resolve_rules(rules)
-    for path in table_paths(rules, objective):
+    key = options_key(opts)
+    for path in table_paths(rules, objective, **opts):
         if path.exists():
-            return SolverTable.load(path, rules, objective)
+            table = SolverTable.load(path, rules, objective)
+            stored = table.meta.get("solve_options") or {}
+            if stored != key:
+                raise TableError(
+                    f"{path}: solved with options {stored or 'none'}, not {key or 'the defaults'}; "
+                    f"delete it and run `{solve_command(rules, objective, key)}`"
+                )
+            why = not_converged(table)
+            if why and not key:
+                raise TableError(
+                    f"{path}: not the converged optimum ({why}); delete it and run "
+                    f"`{solve_command(rules, objective)}`"
+                )
+            return table
     if not solve_if_missing:
         raise TableError(
             f"no {objective} table for rules {rules.name!r} ({rules.fingerprint}); run "
-            f"`greed solve --rules {rules.name} --objective {objective}`"
+            f"`{solve_command(rules, objective, key)}`"
         )
-    table = solve(rules, objective, **opts)
+    if progress is None:
+        table = solve(rules, objective, **opts)
+    else:
+        from greed_env.solver.progress import solving
+
+        with solving(rules, objective, progress):
+            table = solve(rules, objective, **opts)
     table.save(cache_dir())
     return table

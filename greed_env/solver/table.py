@@ -21,7 +21,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.files import atomic_write_with
 from greed_env.rules.config import Rules, RulesError
 
 __all__ = [
@@ -96,8 +96,10 @@ class SolverTable:
         return float(self.meta["headline"])
 
     def filename(self) -> str:
-        """``<rules name>-<fingerprint>-<objective>.npz``."""
-        return f"{self.rules.name}-{self.rules.fingerprint}-{self.objective}.npz"
+        """``<rules name>-<fingerprint>-<objective>.npz``, then ``-<option><value>`` for each
+        solver option that changes values (``meta["solve_options"]``: cap, floor, tol)."""
+        extra = "".join(f"-{k}{v}" for k, v in sorted((self.meta.get("solve_options") or {}).items()))
+        return f"{self.rules.name}-{self.rules.fingerprint}-{self.objective}{extra}.npz"
 
     def full_meta(self) -> dict[str, Any]:
         """The metadata written to disk (with versions, rules and checksum filled in)."""
@@ -118,27 +120,28 @@ class SolverTable:
         """Write the table atomically; ``path`` may be a file or a directory (default: cache).
 
         Returns the file written.
+
+        Raises:
+            TableError: ``path`` names a file that is not ``.npz``, or a new folder whose name
+                has a suffix (``x.txt``: a file was meant).
         """
         target = Path(path) if path is not None else cache_dir()
-        if target.suffix != ".npz":
+        if target.suffix.lower() != ".npz" or target.is_dir():
+            if target.exists() and not target.is_dir():
+                raise TableError(f"{target} is a file: give a folder or a file name ending in .npz")
+            if target.suffix and not target.is_dir():
+                raise TableError(f"{target}: give a folder or a file name ending in .npz")
             target = target / self.filename()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
                 for name, arr in sorted(self.arrays.items()):
                     buf = io.BytesIO()
                     np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
                     zf.writestr(f"{name}.npy", buf.getvalue())
                 zf.writestr(_META, json.dumps(self.full_meta(), indent=1, sort_keys=True))
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+
+        atomic_write_with(target, write)
         return target
 
     @classmethod

@@ -43,6 +43,7 @@ __all__ = [
     "parse_args",
     "rules_from_args",
     "run_name",
+    "run_script",
 ]
 
 T = TypeVar("T")
@@ -139,6 +140,20 @@ def namespace_to(cls: type[T], ns: argparse.Namespace) -> T:
 def parse_args(cls: type[T], argv: Sequence[str] | None = None, prog: str | None = None) -> T:
     """Parse ``argv`` (default: ``sys.argv[1:]``) into an instance of the dataclass ``cls``."""
     return namespace_to(cls, build_parser(cls, prog=prog).parse_args(argv))
+
+
+def run_script(main: Any, cls: type[T], argv: Sequence[str] | None, prog: str) -> int:
+    """Parse ``argv`` into ``cls`` and run ``main``; a refused setting (``ValueError``, a rules
+    error, a missing or existing run) ends with one line on stderr and status 2, as in ``greed``."""
+    import sys
+
+    args = parse_args(cls, argv, prog=prog)
+    try:
+        main(args)
+    except (ValueError, FileNotFoundError, FileExistsError) as exc:
+        print(f"{prog}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def rules_from_args(name: str, overrides: str = "") -> Rules:

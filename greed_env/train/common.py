@@ -31,10 +31,11 @@ import contextlib
 import csv
 import dataclasses
 import json
-import os
+import math
 import platform
 import resource
-import tempfile
+import shutil
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -52,6 +53,7 @@ from tqdm.auto import tqdm
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
+from greed_env.files import atomic_write_text, atomic_write_with
 from greed_env.rules import Rules
 from greed_env.train.args import PPOArgs, run_name
 from greed_env.train.featurize import FeatureConfig, action_features
@@ -62,11 +64,13 @@ __all__ = [
     "CARD_VERSION",
     "EVAL_FIELDS",
     "VECTOR_BACKENDS",
+    "CheckpointError",
     "Checkpointer",
     "GroupedTensorBoard",
     "RunState",
     "TrainingCallback",
     "atomic_write_text",
+    "check_args",
     "make_logger",
     "make_vec_env",
     "model_card",
@@ -84,23 +88,10 @@ EnvFn = Callable[[], gym.Env]
 # files
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_model_atomic(model: MaskablePPO, path: Path) -> None:
-    """``model.save(path)`` through a temporary file, so ``path`` is always complete."""
-    tmp = path.with_name(path.name + ".tmp")
-    model.save(tmp)
-    os.replace(tmp, path)
+    """``model.save(path)`` through a temporary file, so ``path`` is always complete (written
+    with the permissions of :func:`greed_env.files.atomic_write_bytes`)."""
+    atomic_write_with(path, model.save)
 
 
 # ------------------------------------------------------------------------------------------
@@ -129,35 +120,162 @@ class RunState:
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
+class CheckpointError(ValueError):
+    """A checkpoint index (``latest.json``) or model zip that cannot be read."""
+
+
 class Checkpointer:
-    """Atomic checkpoints in ``run_dir/checkpoints`` (the last ``keep`` model zips)."""
+    """Atomic checkpoints in ``run_dir/checkpoints`` (the last ``keep`` model zips).
+
+    Each ``step_N.zip`` has its run state beside it (``step_N.json``) and ``latest.json``
+    names the newest, so a resumed run whose newest zip turns out corrupt falls back to the
+    one kept before it, with the state that goes with it.
+    """
 
     def __init__(self, run_dir: Path, keep: int = 2) -> None:
         self.dir = run_dir / "checkpoints"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.keep = keep
 
+    def _read_state(self, path: Path) -> RunState:
+        try:
+            state = RunState(**json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError) as exc:
+            raise CheckpointError(f"checkpoint index {path} is corrupt ({' '.join(str(exc).split())})") from None
+        if not isinstance(state.model_file, str) or not isinstance(state.step, int):
+            raise CheckpointError(f"checkpoint index {path} is corrupt (bad model_file or step)")
+        return state
+
     def latest(self) -> RunState | None:
-        """The last complete checkpoint, or None."""
+        """The last complete checkpoint, or None.
+
+        Raises:
+            CheckpointError: ``latest.json`` is not a checkpoint index (the message names it).
+            FileNotFoundError: the model zip it names is missing.
+        """
         path = self.dir / "latest.json"
         if not path.is_file():
             return None
-        data = json.loads(path.read_text())
-        state = RunState(**data)
+        state = self._read_state(path)
         if not (self.dir / state.model_file).is_file():
             raise FileNotFoundError(f"checkpoint {self.dir / state.model_file} named by {path} is missing")
         return state
 
+    def usable(self, state: RunState) -> RunState:
+        """``state`` when its model zip is intact, else the newest intact one kept before it
+        (each skipped file named on stderr).
+
+        Raises:
+            CheckpointError: no kept checkpoint is intact.
+        """
+        candidates = [state]
+        for side in sorted(self.dir.glob("step_*.json"), reverse=True):
+            try:
+                older = self._read_state(side)
+            except CheckpointError:
+                continue
+            if older.step < state.step:
+                candidates.append(older)
+        problems = []
+        for cand in candidates:
+            path = self.dir / cand.model_file
+            why = _zip_problem(path)
+            if not why:
+                return cand
+            problems.append(f"{path} ({why})")
+            print(f"checkpoint {path} is unusable ({why}); trying the one kept before it", file=sys.stderr)
+        raise CheckpointError("--resume: no intact checkpoint: " + "; ".join(problems))
+
     def save(self, model: MaskablePPO, state: RunState) -> Path:
-        """Write the model zip, then point ``latest.json`` at it; prune older zips."""
+        """Write the model zip and its state, then point ``latest.json`` at it; prune older zips."""
         name = f"step_{state.step:012d}.zip"
         save_model_atomic(model, self.dir / name)
         state = dataclasses.replace(state, model_file=name)
-        atomic_write_text(self.dir / "latest.json", json.dumps(dataclasses.asdict(state), indent=1))
+        text = json.dumps(dataclasses.asdict(state), indent=1)
+        atomic_write_text(self.dir / name.replace(".zip", ".json"), text)
+        atomic_write_text(self.dir / "latest.json", text)
         zips = sorted(self.dir.glob("step_*.zip"))
         for old in zips[: -self.keep]:
             old.unlink(missing_ok=True)
+            old.with_suffix(".json").unlink(missing_ok=True)
         return self.dir / name
+
+
+def _zip_problem(path: Path) -> str:
+    """Why ``path`` is not an intact stable-baselines3 zip ('' when it is)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            bad = zf.testzip()
+            names = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    if bad is not None:
+        return f"member {bad} fails its CRC check"
+    if "data" not in names or "policy.pth" not in names:
+        return "not a stable-baselines3 model"
+    return ""
+
+
+def check_args(args: PPOArgs) -> None:
+    """Refuse, before any run folder is made, settings no run can use (naming the flag).
+
+    Raises:
+        ValueError: ``--FLAG VALUE: must be ...``.
+    """
+
+    def whole(low: int, high: int | None = None) -> Callable[[Any], bool]:
+        return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low and (high is None or v <= high)
+
+    def real(low: float, high: float = math.inf, open_low: bool = False) -> Callable[[Any], bool]:
+        return lambda v: (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                          and (v > low if open_low else v >= low) and v <= high)
+
+    checks: list[tuple[str, Callable[[Any], bool], str]] = [
+        ("total_timesteps", whole(1), "an integer >= 1"),
+        ("num_envs", whole(1), "an integer >= 1"),
+        ("num_steps", whole(1), "an integer >= 1"),
+        ("minibatch_size", whole(1), "an integer >= 1"),
+        ("update_epochs", whole(1), "an integer >= 1"),
+        ("seed", whole(0, 2**31 - 1), "an integer in 0..2147483647"),
+        ("eval_seed", whole(0, 2**31 - 1), "an integer in 0..2147483647"),
+        ("learning_rate", real(0.0, open_low=True), "a finite number > 0"),
+        ("gamma", real(0.0, 1.0, open_low=True), "a number in (0, 1]"),
+        ("gae_lambda", real(0.0, 1.0), "a number in [0, 1]"),
+        ("clip_coef", real(0.0, open_low=True), "a finite number > 0"),
+        ("ent_coef", real(0.0), "a finite number >= 0"),
+        ("ent_coef_final", real(0.0), "a finite number >= 0"),
+        ("ent_anneal_fraction", real(0.0, 1.0), "a number in [0, 1]"),
+        ("vf_coef", real(0.0), "a finite number >= 0"),
+        ("max_grad_norm", real(0.0, open_low=True), "a finite number > 0"),
+        ("net_width", whole(1), "an integer >= 1"),
+        ("net_depth", whole(1), "an integer >= 1"),
+        ("vf_width", whole(0), "an integer >= 0 (0 for the default)"),
+        ("vf_depth", whole(0), "an integer >= 0 (0 for the default)"),
+        ("vf_warmup", whole(0), "an integer >= 0 (0 for the default)"),
+        ("eval_every", whole(1), "an integer >= 1"),
+        ("eval_episodes", whole(1), "an integer >= 1"),
+        ("eval_regret_episodes", whole(0), "an integer >= 0"),
+        ("final_eval_episodes", whole(1), "an integer >= 1"),
+        ("checkpoint_every", whole(1), "an integer >= 1"),
+        ("torch_threads", whole(1), "an integer >= 1"),
+        ("reward_scale", real(0.0, open_low=True), "a finite number > 0"),
+    ]
+    for name, ok, allowed in checks:
+        if hasattr(args, name) and not ok(getattr(args, name)):
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} {getattr(args, name)!r}: must be {allowed}")
+    if args.target_kl is not None and not real(0.0, open_low=True)(args.target_kl):
+        raise ValueError(f"--target-kl {args.target_kl!r}: must be a finite number > 0 (or none)")
+    if args.init_temperature < 1.0 or (args.init_temperature != 1.0 and not args.init_from):
+        raise ValueError(f"--init-temperature {args.init_temperature}: needs a value >= 1 and --init-from")
+    runs = Path(args.runs_dir)
+    for part in (runs, *runs.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(f"--runs-dir {args.runs_dir!r}: {part} is a file, not a folder")
+            break
 
 
 def prepare_run(args: PPOArgs, objective: str) -> tuple[Path, RunState | None]:
@@ -181,13 +299,16 @@ def prepare_run(args: PPOArgs, objective: str) -> tuple[Path, RunState | None]:
             )
             if not found:
                 raise FileNotFoundError(f"--resume: no run named {prefix}* in {runs}")
-            run_dir = found[-1]
+            # the newest run with a checkpoint (one that failed at its start has none)
+            with_ckpt = [p for p in found if (p / "checkpoints" / "latest.json").is_file()]
+            run_dir = with_ckpt[-1] if with_ckpt else found[-1]
         if not run_dir.is_dir():
             raise FileNotFoundError(f"--resume: run directory {run_dir} does not exist")
-        state = Checkpointer(run_dir).latest()
+        ckpt = Checkpointer(run_dir)
+        state = ckpt.latest()
         if state is None:
             raise FileNotFoundError(f"--resume: {run_dir} has no checkpoint yet (checkpoints/latest.json)")
-        return run_dir, state
+        return run_dir, ckpt.usable(state)
     name = args.run_name or run_name(args.rules, objective, args.exp_name, args.seed)
     run_dir = runs / name
     if run_dir.exists():
@@ -719,13 +840,35 @@ def run_training(
     Returns:
         The run directory.
     """
-    if args.init_temperature < 1.0 or (args.init_temperature != 1.0 and not args.init_from):
-        raise SystemExit(f"--init-temperature {args.init_temperature}: needs a value >= 1 and --init-from")
-    for flag, value in (("--vf-width", args.vf_width), ("--vf-depth", args.vf_depth), ("--vf-warmup", args.vf_warmup)):
-        if value < 0:
-            raise SystemExit(f"{flag} {value}: must be >= 0 (0 for the default)")
+    check_args(args)
     session_start = time.perf_counter()
     run_dir, resumed = prepare_run(args, objective)
+    try:
+        return _train(args, script, rules, objective, env_fns, evaluate_policy, final_evaluate, card_extra,
+                      extra_state, restore_extra, on_iteration, wrap_venv, session_start, run_dir, resumed)
+    except Exception:
+        if resumed is None and not (run_dir / "checkpoints" / "latest.json").is_file():
+            shutil.rmtree(run_dir, ignore_errors=True)  # failed before its first checkpoint
+        raise
+
+
+def _train(
+    args: PPOArgs,
+    script: str,
+    rules: Rules,
+    objective: str,
+    env_fns: Callable[[int, Path], Sequence[EnvFn]],
+    evaluate_policy: Callable[[NumpyPolicy], EvalResult],
+    final_evaluate: Callable[[NumpyPolicy], EvalResult],
+    card_extra: dict[str, Any] | None,
+    extra_state: Callable[[], dict[str, Any]] | None,
+    restore_extra: Callable[[dict[str, Any]], None] | None,
+    on_iteration: Callable[[MaskablePPO, int], None] | None,
+    wrap_venv: Callable[[VecEnv], VecEnv] | None,
+    session_start: float,
+    run_dir: Path,
+    resumed: RunState | None,
+) -> Path:
     state = resumed or RunState()
     state = dataclasses.replace(state, sessions=state.sessions + 1)
     if resumed is not None and (run_dir / "model.zip").is_file() and resumed.step >= args.total_timesteps:

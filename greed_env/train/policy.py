@@ -27,8 +27,6 @@ training and for the self-play snapshot pool) or from a saved model file
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -39,6 +37,7 @@ import numpy as np
 
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
+from greed_env.files import atomic_write_with
 from greed_env.rules import Move, Rules, State
 from greed_env.train.featurize import FeatureConfig, featurize
 
@@ -227,15 +226,11 @@ class NumpyPolicy:
             "features": self.features.to_dict() if self.features is not None else None,
         }
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as fh:
                 np.savez(fh, **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+
+        return atomic_write_with(path, write)
 
     @classmethod
     def load(cls, path: str | Path) -> NumpyPolicy:

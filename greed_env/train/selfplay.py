@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
-from greed_env.train.args import PPOArgs, parse_args, rules_from_args
+from greed_env.train.args import PPOArgs, rules_from_args, run_script
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
@@ -133,8 +133,7 @@ def main(args: Args) -> Path:
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    main(parse_args(Args, argv, prog="selfplay.py"))
-    return 0
+    return run_script(main, Args, argv, prog="selfplay.py")
 
 
 if __name__ == "__main__":

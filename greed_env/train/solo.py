@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 import gymnasium as gym
 
-from greed_env.train.args import PPOArgs, parse_args, rules_from_args
+from greed_env.train.args import PPOArgs, rules_from_args, run_script
 
 if TYPE_CHECKING:
     from stable_baselines3.common.vec_env import VecEnv
@@ -115,8 +115,7 @@ def main(args: Args) -> Path:
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    main(parse_args(Args, argv, prog="solo.py"))
-    return 0
+    return run_script(main, Args, argv, prog="solo.py")
 
 
 if __name__ == "__main__":

@@ -198,6 +198,7 @@ def row_fields(S: np.ndarray, i: int, tables: VectorTables) -> dict[str, Any]:
         "rolloff": _block(row, K.B_ROLLOFF, K.C_NROLLOFF),
         "rolloff_scores": _block(row, K.B_RSCORE, K.C_NRSCORES),
         "rolloff_round": int(row[K.C_RROUND]),
+        "rules_name": tables.rules.name,
     }
 
 

@@ -1,0 +1,123 @@
+"""Argument types shared by the sub-commands: numbers in range and output paths.
+
+Each ``type=`` converter raises :class:`argparse.ArgumentTypeError`, which the ``greed``
+parser turns into one line naming the flag and exiting with status 2, e.g.
+``greed play: argument --seed: must be an integer >= 0, got '-1'``. The output-path checks
+run before a command starts its work, so a bad ``--out`` or ``--record`` is refused at once.
+
+>>> nonneg_int("7")
+7
+>>> positive_float("1e-9")
+1e-09
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = [
+    "MAX_SEED",
+    "OutputPathError",
+    "check_output_dir",
+    "check_output_file",
+    "int_at_least",
+    "nonneg_int",
+    "positive_float",
+    "positive_int",
+    "seed_int",
+]
+
+MAX_SEED = 2**63 - 1
+"""Largest seed the commands take (numpy's generators accept any non-negative integer; this
+bound keeps seeds representable in the int64 columns of reports)."""
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot be written as asked (a folder where a file is wanted, ...)."""
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text, 10)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """A converter accepting whole numbers in ``low..high`` (``high`` None: no upper bound)."""
+
+    def convert(text: str) -> int:
+        value = _int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be an integer <= {high}, got {text!r}")
+        return value
+
+    convert.__name__ = "int"
+    return convert
+
+
+nonneg_int = int_at_least(0)
+positive_int = int_at_least(1)
+seed_int = int_at_least(0, MAX_SEED)
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (tolerances, scales)."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def check_output_file(path: str | os.PathLike[str], flag: str, suffixes: tuple[str, ...] = ()) -> Path:
+    """Refuse, before any work, an output file that cannot be written.
+
+    The folder must exist and be a folder; ``path`` itself must not be a folder; with
+    ``suffixes``, its name must end with one of them.
+
+    Raises:
+        OutputPathError: naming ``flag`` and the problem.
+    """
+    p = Path(path)
+    if str(path).endswith(("/", os.sep)) or p.is_dir():
+        raise OutputPathError(f"{flag} {os.fspath(path)!r} is a folder; give a file name")
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise OutputPathError(f"{flag} {os.fspath(path)!r}: the file name must end with {' or '.join(suffixes)}")
+    _check_parent(p, flag, path)
+    return p
+
+
+def check_output_dir(path: str | os.PathLike[str], flag: str) -> Path:
+    """Refuse, before any work, an output folder that cannot be made: an existing file in its
+    place or on its way. A missing folder is fine (it is created when written)."""
+    p = Path(path)
+    for part in (p, *p.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise OutputPathError(f"{flag} {os.fspath(path)!r}: {os.fspath(part)!r} is a file, not a folder")
+            if not os.access(part, os.W_OK | os.X_OK) and part == p:
+                raise OutputPathError(f"{flag} {os.fspath(path)!r}: the folder is not writable")
+            break
+    return p
+
+
+def _check_parent(p: Path, flag: str, given: str | os.PathLike[str]) -> None:
+    parent = p.absolute().parent
+    for part in (parent, *parent.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise OutputPathError(f"{flag} {os.fspath(given)!r}: {os.fspath(part)!r} is a file, not a folder")
+            break
+    if not parent.is_dir():
+        raise OutputPathError(f"{flag} {os.fspath(given)!r}: the folder {os.fspath(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputPathError(f"{flag} {os.fspath(given)!r}: the folder {os.fspath(parent)!r} is not writable")

@@ -1,0 +1,67 @@
+"""Writing files so that a reader never sees half of one: a temporary file beside the target,
+then :func:`os.replace`.
+
+Every run, card, model, table and report the package writes goes through these helpers, so
+they all get the same permissions: ``0666`` less the process umask (``0644`` under the usual
+umask 022), as ``open()`` would give, never the ``0600`` of a bare :func:`tempfile.mkstemp`.
+
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> atomic_write_text(folder / "a.txt", "hello").read_text()
+'hello'
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_with", "file_mode"]
+
+
+def file_mode() -> int:
+    """``0o666`` less the current umask: the mode a plainly created file would get."""
+    current = os.umask(0)
+    os.umask(current)
+    return 0o666 & ~current
+
+
+def atomic_write_with(path: str | os.PathLike[str], writer: Callable[[Path], Any]) -> Path:
+    """Let ``writer(tmp)`` write a temporary file beside ``path``, then move it into place.
+
+    The folder is created when missing. On any error the temporary file is removed and
+    ``path`` is left as it was.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        writer(tmp)
+        os.chmod(tmp, file_mode())
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return p
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (flushed to disk before the rename)."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    return atomic_write_with(path, write)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """:func:`atomic_write_bytes` for UTF-8 text."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
