@@ -37,6 +37,9 @@ VARIANTS: list[tuple[str, dict[str, Any], int]] = [
     ("zilch", {"min_bank": 0, "bust_penalty_after": 2, "target": 2500, "hot_dice": True}, 4),
     ("ten_thousand", {"hot_dice": False, "target": 2000, "horizon_rounds": 6}, 2),
     ("greed", {"all_dice_bonus": 500, "target": 1500, "final_round": True}, 1),
+    ("ten_thousand", {"rounds": 3, "target": 3000, "entry_threshold": 300}, 2),
+    ("farkle", {"rounds": 4, "target": 0, "entry_threshold": 0}, 3),
+    ("zilch", {"rounds": 2, "target": 1500}, 1),
 ]
 
 

@@ -45,7 +45,13 @@ from math import comb
 import numpy as np
 
 from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import MAX_SEATS, OBS_DIM, OBS_INDEX, STREAK_SCALE_DEFAULT
+from greed_env.envs.observation import (
+    MAX_SEATS,
+    OBS_DIM,
+    OBS_INDEX,
+    STREAK_SCALE_DEFAULT,
+    score_scale,
+)
 from greed_env.rules import Rules, resolve_rules
 from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
 from greed_env.vector import kernels as K
@@ -543,6 +549,9 @@ def _cfg(rules: Rules, catalog: ActionCatalog) -> np.ndarray:
     cfg[K.CFG_ACT_FIRST] = _action_id(catalog, "roll_first")
     cfg[K.CFG_ACT_LAST] = _action_id(catalog, "roll_last")
     cfg[K.CFG_TRIPPN] = int(rules.trippn)
+    cfg[K.CFG_ROUNDS] = rules.rounds
+    cfg[K.CFG_SIX_KIND] = int(rules.six_kind_wins)
+    cfg[K.CFG_SCALE] = score_scale(rules)
     return cfg
 
 
