@@ -40,7 +40,7 @@ Only actions unmasked in ``info["action_mask"]`` (int8) and :meth:`action_masks`
 ## Observation Space
 
 ``Box(low, high, (106,), float32)``, the same for every rules configuration (observation spec
-version 1). Per-seat groups are rotated so that slot 0 is the learner, slot ``k`` the ``k``-th
+version 2). Per-seat groups are rotated so that slot 0 is the learner, slot ``k`` the ``k``-th
 seat after it:
 
 %OBS_TABLE%
@@ -63,8 +63,9 @@ decides (an opponent's instant win) is replaced by a new one.
 ## Episode End
 
 Terminated when the game is over (target reached and final round played, everyone out, the
-split vote or roll-off decided, or the rules' ``horizon_rounds`` reached, which shares the
-pot). The rules' horizon ends every game, so there is no truncation.
+split vote or roll-off decided, the last of a fixed number of rounds played (``rules.rounds``:
+the highest score wins), or the rules' ``horizon_rounds`` reached, which shares the pot). The
+rules' horizon ends every game, so there is no truncation.
 
 ## Arguments
 
@@ -81,7 +82,9 @@ pot). The rules' horizon ends every game, so there is no truncation.
 
 ## Version History
 
-* v0: initial version (action catalog v1, observation spec v1).
+* v0: initial version (action catalog v1, observation spec v1); observation spec v2 adds
+  the rounds left of a game of a fixed number of rounds (``round_progress``; v1 models
+  still load for rules without one).
 
 ## Example
 

@@ -43,7 +43,7 @@ Only actions unmasked in ``info["action_mask"]`` (int8) and :meth:`action_masks`
 ## Observation Space
 
 ``Box(low, high, (106,), float32)``, the same for every rules configuration (observation spec
-version 1, :func:`~greed_env.envs.observation.observation_spec`). Per-seat groups start with
+version 2, :func:`~greed_env.envs.observation.observation_spec`). Per-seat groups start with
 the observing player (here the only seat, padded to 8):
 
 %OBS_TABLE%
@@ -68,7 +68,7 @@ counted, and their -1 rewards arrive with the next step.
 ## Episode End
 
 Terminated: ``turn`` when the turn ends (bank, bust, forfeit, instant win); ``race`` when the
-target is reached. Truncated: ``turn`` after ``max_steps`` decisions (default 1000); ``race``
+target is reached, or the last of a fixed number of rounds (``rules.rounds``) is played. Truncated: ``turn`` after ``max_steps`` decisions (default 1000); ``race``
 after ``max_turns`` turns (default 200; at most ``rules.horizon_rounds``).
 
 ## Arguments
@@ -86,7 +86,9 @@ after ``max_turns`` turns (default 200; at most ``rules.horizon_rounds``).
 
 ## Version History
 
-* v0: initial version (action catalog v1, observation spec v1).
+* v0: initial version (action catalog v1, observation spec v1); observation spec v2 adds
+  the rounds left of a game of a fixed number of rounds (``round_progress``; v1 models
+  still load for rules without one).
 
 ## Example
 
@@ -139,6 +141,8 @@ class SolitaireEnv(GreedGymEnv):
                 f"max_turns must be an integer in 1..rules.horizon_rounds "
                 f"({self.rules.horizon_rounds}), got {max_turns!r}"
             )
+        if objective == "race" and self.rules.target <= 0:
+            raise ValueError("the race objective needs a target; these rules have none (target=0)")
         self.objective = objective
         self.reward_scale = float(reward_scale)
         self.max_steps = max_steps

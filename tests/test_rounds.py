@@ -1,0 +1,183 @@
+"""Seed 001's fixed number of rounds and its six-of-a-kind instant win, in the engine and solver.
+
+001: "you can also set a lower or higher target or a fixed number of rounds"; "The game ends
+when one player reaches or exceeds the target score of 10,000 points (or the agreed number of
+rounds)... The winner is the player with the highest score after everyone has had a final
+turn."; "Rolling six of the same number in one roll is an instant win."
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from greed_env.envs.observation import OBS_INDEX, encode_observation, spec_version_reads
+from greed_env.rules import (
+    BANK,
+    Move,
+    Phase,
+    RulesError,
+    apply,
+    apply_roll,
+    is_chance,
+    is_over,
+    new_game,
+    preset,
+    sample_roll,
+)
+from greed_env.rules.config import reading_revisions
+from greed_env.rules.record import record_game, replay
+from greed_env.solver import OptimalBot, SolverError, solve
+
+BUST_ROLL = (2, 2, 3, 3, 4, 6)
+
+
+def _bank_1000(rules, s):  # type: ignore[no-untyped-def]
+    s = apply_roll(rules, s, (1, 1, 1, 2, 3, 4))
+    s = apply(rules, s, Move("keep", (1, 1, 1)))
+    return apply(rules, s, BANK)
+
+
+def test_the_highest_score_after_the_agreed_rounds_wins() -> None:
+    rules = preset("ten_thousand", rounds=2)
+    s = _bank_1000(rules, new_game(rules, 2, first_player=0))
+    s = apply_roll(rules, s, BUST_ROLL)  # P1
+    assert s.player == 0 and not is_over(s)
+    s = apply_roll(rules, s, BUST_ROLL)  # P0, round 2
+    assert not is_over(s)
+    s = apply_roll(rules, s, BUST_ROLL)  # P1, round 2: the last turn
+    assert is_over(s) and s.winners == (0,) and s.rounds == 4
+    assert "2 rounds played" in s.event
+
+
+def test_a_tie_after_the_rounds_follows_tie_rule() -> None:
+    rules = preset("ten_thousand", rounds=1)
+    s = apply_roll(rules, new_game(rules, 2, first_player=1), BUST_ROLL)
+    s = apply_roll(rules, s, BUST_ROLL)
+    assert is_over(s) and s.winners == (0, 1) and s.shares == (0.5, 0.5)
+    voted = preset("ten_thousand", rounds=1, exact_target=True, tie_rule="split_vote", entry_threshold=0)
+    s = apply_roll(voted, new_game(voted, 3, first_player=0), BUST_ROLL)
+    s = apply_roll(voted, s, BUST_ROLL)
+    s = apply_roll(voted, s, (1, 2, 2, 3, 3, 4))
+    s = apply(voted, apply(voted, s, Move("keep", (1,))), BANK)
+    assert is_over(s) and s.winners == (2,)
+    s = apply_roll(voted, new_game(voted, 2, first_player=0), BUST_ROLL)
+    s = apply_roll(voted, s, BUST_ROLL)
+    assert s.phase == Phase.SPLIT and s.finishers == (0, 1)
+
+
+def test_reaching_the_target_still_ends_a_rounds_game_and_the_rounds_cut_the_final_round() -> None:
+    # P1 reaches the target in the last round: P0 would be owed a final turn in round 2,
+    # but the agreed single round is over, and P1 has the highest score.
+    rules = preset("ten_thousand", rounds=1, target=1000, entry_threshold=0)
+    s = apply_roll(rules, new_game(rules, 2, first_player=0), (1, 2, 2, 3, 4, 6))
+    s = apply(rules, apply(rules, s, Move("keep", (1,))), BANK)
+    s = _bank_1000(rules, s)
+    assert is_over(s) and s.winners == (1,) and s.endgame
+    # with two rounds, P0 gets its final turn to beat 1,000
+    rules = rules.replace(rounds=2)
+    s = apply_roll(rules, new_game(rules, 2, first_player=0), (1, 2, 2, 3, 4, 6))
+    s = apply(rules, apply(rules, s, Move("keep", (1,))), BANK)
+    s = _bank_1000(rules, s)
+    assert not is_over(s) and s.player == 0 and s.final_left == (0,)
+    s = apply_roll(rules, s, BUST_ROLL)
+    assert is_over(s) and s.winners == (1,)
+
+
+def test_without_a_target_only_the_rounds_end_the_game() -> None:
+    with pytest.raises(RulesError, match="'target'.*only with rounds > 0"):
+        preset("ten_thousand", target=0)
+    with pytest.raises(RulesError, match="'rounds'"):
+        preset("ten_thousand", rounds=401)
+    rules = preset("ten_thousand", target=0, rounds=1, entry_threshold=0)
+    s = new_game(rules, 2, first_player=0)
+    for i in range(12):  # twelve hot-dice sets of six 1s in one turn, far past 10,000
+        if i:
+            s = apply(rules, s, Move("roll"))
+        s = apply_roll(rules, s, (1, 1, 1, 1, 1, 1))
+        s = apply(rules, s, Move("keep", (1, 1, 1, 1, 1, 1)))
+    s = apply(rules, s, BANK)
+    assert not is_over(s) and s.scores[0] == 12 * 8000
+    s = apply_roll(rules, s, BUST_ROLL)
+    assert is_over(s) and s.winners == (0,)
+
+
+def test_new_fields_at_their_defaults_keep_fingerprints() -> None:
+    assert preset("ten_thousand", rounds=0).fingerprint == preset("ten_thousand").fingerprint
+    assert preset("ten_thousand", rounds=5).fingerprint != preset("ten_thousand").fingerprint
+    assert reading_revisions(preset("ten_thousand")) == {}
+    assert reading_revisions(preset("ten_thousand", six_kind_wins=True)) == {"six_kind_wins": 2}
+
+
+def test_rolling_six_of_the_same_number_in_one_roll_is_an_instant_win() -> None:
+    """001: 'Rolling six of the same number in one roll is an instant win.'"""
+    rules = preset("ten_thousand", six_kind_wins=True)
+    s = apply_roll(rules, new_game(rules, 2, first_player=1), (4, 4, 4, 4, 4, 4))
+    assert is_over(s) and s.winners == (1,) and "six of a kind" in s.event
+    # the roll itself wins: no keep is asked for, even mid-turn after hot dice
+    s = apply_roll(rules, new_game(rules, 2, first_player=0), (1, 2, 3, 4, 5, 6))
+    s = apply(rules, apply(rules, s, Move("keep", (1, 2, 3, 4, 5, 6))), Move("roll"))
+    s = apply_roll(rules, s, (2, 2, 2, 2, 2, 2))
+    assert is_over(s) and s.winners == (0,)
+    # six of one face among eight dice is six of the same number in one roll too
+    eight = preset("ten_thousand", six_kind_wins=True, num_dice=8)
+    assert is_over(apply_roll(eight, new_game(eight, 2, first_player=0), (2, 3, 3, 3, 3, 3, 3, 5)))
+    # without the variation the same roll is an ordinary (large) keep
+    plain = preset("ten_thousand")
+    s = apply_roll(plain, new_game(plain, 2, first_player=0), (4, 4, 4, 4, 4, 4))
+    assert s.phase == Phase.KEEP
+
+
+def test_rounds_games_replay_from_their_records() -> None:
+    from greed_env.bots import ThresholdBot
+
+    rules = preset("ten_thousand", rounds=3, six_kind_wins=True)
+    bots = [ThresholdBot(400), ThresholdBot(700)]
+    rec = record_game(rules, [b.act for b in bots], np.random.default_rng(5), seed=5)
+    states = replay(rec)
+    assert is_over(states[-1]) and states[-1].rounds <= 6
+
+
+def test_the_observation_shows_the_rounds_left() -> None:
+    rules = preset("ten_thousand", rounds=3)
+    s = apply_roll(rules, new_game(rules, 2, first_player=0), BUST_ROLL)
+    progress = encode_observation(rules, s)[OBS_INDEX["round_progress"]]
+    assert progress == pytest.approx(1 / 6)  # one of six turns played: 2.5 rounds left
+    assert spec_version_reads(1, preset("ten_thousand")) and not spec_version_reads(1, rules)
+
+
+def _simulate_first_seat(rules, bot, n: int, seed: int) -> float:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    won = 0.0
+    for _ in range(n):
+        s = new_game(rules, 2, first_player=0)
+        while not is_over(s):
+            s = apply_roll(rules, s, sample_roll(rules, s, rng)) if is_chance(s) else apply(rules, s, bot.act(rules, s, rng))
+        won += s.shares[0]
+    return won / n
+
+
+def test_rounds_duel_headline_by_simulation() -> None:
+    rules = preset("ten_thousand", rounds=3, target=2000, entry_threshold=300)
+    table = solve(rules, "duel")
+    assert table.meta["turns"] == 6 and table.arrays["win"].shape[0] == 7
+    n = 2000
+    mean = _simulate_first_seat(rules, OptimalBot(rules, "duel", table), n, seed=9)
+    se = np.sqrt(table.headline * (1 - table.headline) / n)
+    assert abs(mean - table.headline) < 3 * se, (mean, table.headline, se)
+
+
+def test_many_rounds_give_the_duel_without_rounds() -> None:
+    """A game to 1,000 almost never lasts 40 rounds: both solvers must agree to 1e-9."""
+    rules = preset("ten_thousand", target=1000, entry_threshold=300)
+    duel = solve(rules, "duel").headline
+    assert solve(rules.replace(rounds=40), "duel").headline == pytest.approx(duel, abs=1e-9)
+    # a single round: the second player, who sees the first's score, is favoured
+    assert solve(rules.replace(rounds=1), "duel").headline < 0.5
+
+
+def test_rounds_solver_refuses_what_it_does_not_model() -> None:
+    with pytest.raises(SolverError, match="without a target"):
+        solve(preset("ten_thousand", rounds=2, target=0), "duel")
+    with pytest.raises(SolverError, match="six_kind_wins"):
+        solve(preset("ten_thousand", rounds=2, six_kind_wins=True), "duel")
