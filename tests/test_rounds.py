@@ -19,15 +19,14 @@ from greed_env.rules import (
     RulesError,
     apply,
     apply_roll,
-    is_chance,
     is_over,
     new_game,
     preset,
-    sample_roll,
 )
 from greed_env.rules.config import reading_revisions
 from greed_env.rules.record import record_game, replay
 from greed_env.solver import OptimalBot, SolverError, solve
+from greed_env.solver.simulate import simulate_duel
 
 BUST_ROLL = (2, 2, 3, 3, 4, 6)
 
@@ -85,7 +84,7 @@ def test_reaching_the_target_still_ends_a_rounds_game_and_the_rounds_cut_the_fin
 
 
 def test_without_a_target_only_the_rounds_end_the_game() -> None:
-    with pytest.raises(RulesError, match="'target'.*only with rounds > 0"):
+    with pytest.raises(RulesError, match=r"'target'.*only with rounds > 0"):
         preset("ten_thousand", target=0)
     with pytest.raises(RulesError, match="'rounds'"):
         preset("ten_thousand", rounds=401)
@@ -146,25 +145,26 @@ def test_the_observation_shows_the_rounds_left() -> None:
     assert spec_version_reads(1, preset("ten_thousand")) and not spec_version_reads(1, rules)
 
 
-def _simulate_first_seat(rules, bot, n: int, seed: int) -> float:  # type: ignore[no-untyped-def]
-    rng = np.random.default_rng(seed)
-    won = 0.0
-    for _ in range(n):
-        s = new_game(rules, 2, first_player=0)
-        while not is_over(s):
-            s = apply_roll(rules, s, sample_roll(rules, s, rng)) if is_chance(s) else apply(rules, s, bot.act(rules, s, rng))
-        won += s.shares[0]
-    return won / n
-
-
 def test_rounds_duel_headline_by_simulation() -> None:
     rules = preset("ten_thousand", rounds=3, target=2000, entry_threshold=300)
     table = solve(rules, "duel")
     assert table.meta["turns"] == 6 and table.arrays["win"].shape[0] == 7
-    n = 2000
-    mean = _simulate_first_seat(rules, OptimalBot(rules, "duel", table), n, seed=9)
-    se = np.sqrt(table.headline * (1 - table.headline) / n)
-    assert abs(mean - table.headline) < 3 * se, (mean, table.headline, se)
+    check = simulate_duel(table, 2000, np.random.default_rng(9))
+    assert abs(check.z) < 3, (check, table.headline)
+
+
+def test_the_optimal_bot_knows_the_turns_left() -> None:
+    """The same scores are played differently with one turn left than with many."""
+    rules = preset("ten_thousand", rounds=2, target=2000, entry_threshold=300)
+    bot = OptimalBot(rules, "duel", solve(rules, "duel"))
+    s = new_game(rules, 2, first_player=0)._replace(scores=(0, 600), entered=(False, True))
+    s = apply_roll(rules, s, (1, 1, 1, 2, 3, 4))
+    s = apply(rules, apply(rules, s, Move("keep", (1, 1, 1))), Move("roll"))
+    s = apply_roll(rules, s, (1, 2, 4))
+    s = apply(rules, s, Move("keep", (1,)))  # 1,100 points in hand, two dice left
+    early = dict(bot.move_values(rules, s))
+    last = dict(bot.move_values(rules, s._replace(rounds=3)))  # the game's last turn
+    assert last[BANK] == 1.0 and early[BANK] < 1.0
 
 
 def test_many_rounds_give_the_duel_without_rounds() -> None:
@@ -176,7 +176,22 @@ def test_many_rounds_give_the_duel_without_rounds() -> None:
     assert solve(rules.replace(rounds=1), "duel").headline < 0.5
 
 
+def test_greed_solve_checks_a_rounds_game_by_simulation(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from greed_env.cli import main
+
+    argv = ["solve", "--rules", "ten_thousand", "--set", "rounds=2", "--set", "target=1500",
+            "--objective", "duel", "--simulate", "300", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "(2 rounds)" in lines[1] and lines[-2].startswith("simulated: ") and float(lines[-1]) < 0.5
+
+
 def test_rounds_solver_refuses_what_it_does_not_model() -> None:
+    from greed_env.vector.optimal import check_optimal_supported
+    from greed_env.vector.tables import VectorUnsupportedError
+
+    with pytest.raises(VectorUnsupportedError, match="fixed number of rounds"):
+        check_optimal_supported(preset("ten_thousand", rounds=3))
     with pytest.raises(SolverError, match="without a target"):
         solve(preset("ten_thousand", rounds=2, target=0), "duel")
     with pytest.raises(SolverError, match="six_kind_wins"):

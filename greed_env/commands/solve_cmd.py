@@ -51,6 +51,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--tol", type=float, default=1e-12, help="convergence tolerance")
     p.add_argument("--cap", type=int, help="turn objective: points where the tail policy starts")
     p.add_argument("--floor", type=int, help="race/duel with a bust penalty: lowest score modelled")
+    p.add_argument(
+        "--simulate",
+        type=int,
+        default=0,
+        metavar="GAMES",
+        help="duel: check the headline by GAMES games of the optimal bot against itself",
+    )
+    p.add_argument("--seed", type=int, default=0, help="dice seed of --simulate (default 0)")
     p.set_defaults(func=_solve)
 
     a = subparsers.add_parser(
@@ -80,6 +88,8 @@ def _solve(args: argparse.Namespace) -> int:
             opts["cap"] = args.cap
         if args.floor is not None:
             opts["floor"] = args.floor
+        if args.simulate and (args.objective != "duel" or args.simulate < 2):
+            raise SolverError("--simulate takes 2 or more games, with --objective duel")
         t0 = time.perf_counter()
         table = solve(rules, args.objective, **opts)
         elapsed = time.perf_counter() - t0
@@ -91,6 +101,12 @@ def _solve(args: argparse.Namespace) -> int:
     print(f"rules {rules.name} ({rules.fingerprint}), objective {args.objective}")
     print(f"{table.meta.get('headline_label', 'headline')}: {table.headline:.12g}")
     print(f"solved in {elapsed:.1f} s, peak memory {peak:.0f} MiB, written to {path}")
+    if args.simulate:
+        import numpy as np
+
+        from greed_env.solver.simulate import simulate_duel
+
+        print(simulate_duel(table, args.simulate, np.random.default_rng(args.seed)).summary())
     print(f"{table.headline:.12g}")
     return 0
 

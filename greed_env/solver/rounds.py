@@ -127,16 +127,14 @@ def _rounds_value(k: int, a: int, b: int, v: np.ndarray, target: int, thr: int, 
 def rounds_duel_solve(turns: int, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: bool) -> Any:
     """``V[k, a, b]`` for ``k = 1 .. turns`` (layer 0 unused), both scores below the target.
 
-    Only reachable pairs are solved in the two top layers: at ``k = turns`` (the first turn)
-    both scores are 0, at ``k = turns - 1`` the mover has not played yet.
+    Every pair is solved in every layer, also those no game reaches (at ``k = turns`` only
+    ``(0, 0)`` is), so that advice on any position is right.
     """
     v = np.zeros((turns + 1, target, target))
     for k in range(1, turns + 1):
-        a_top = 1 if k >= turns - 1 else target
-        b_top = 1 if k == turns else target
-        for q in prange(a_top * b_top):
-            a = q // b_top
-            b = q % b_top
+        for q in prange(target * target):
+            a = q // target
+            b = q % target
             v[k, a, b] = _rounds_value(k, a, b, v, target, thr, min_bank, final_round, g_in, g_out, p_min, eps, tab, reroll)
     return v
 

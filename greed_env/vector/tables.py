@@ -120,7 +120,8 @@ def check_vector_supported(rules: Rules) -> None:
     Modelled: every order-free rule set (entry thresholds of either scope,
     ``entry_until_made``, ``min_bank``, hot dice on or off, reroll-all with or without
     must-beat, voluntary bust, bust penalties, the nothing bonus, the all-dice bonus, the
-    final round, six-of-a-kind wins, the who-starts roll, the horizon), up to eight dice; the
+    final round, six-of-a-kind wins on the roll, the who-starts roll, a fixed number of rounds,
+    the horizon), up to eight dice; the
     exact target (overshoot, roll for nothing, finishers, split vote, roll-off order and
     roll-offs); and carry-over rules with hot dice: Progressive, whose 204 dice states are
     tabled ahead, and Trippn, whose dice states never close and whose rows are built on
