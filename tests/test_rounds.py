@@ -196,3 +196,31 @@ def test_rounds_solver_refuses_what_it_does_not_model() -> None:
         solve(preset("ten_thousand", rounds=2, target=0), "duel")
     with pytest.raises(SolverError, match="six_kind_wins"):
         solve(preset("ten_thousand", rounds=2, six_kind_wins=True), "duel")
+
+
+def test_the_environments_play_rounds_games_to_the_end() -> None:
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+    from pettingzoo.test import api_test
+
+    import greed_env  # noqa: F401  (registers the ids)
+    from greed_env.pettingzoo import greed_v0
+
+    overrides = {"rounds": 2}
+    api_test(greed_v0.env(rules="ten_thousand", rules_overrides=overrides, num_players=3), num_cycles=200)
+    env = gym.make("greed_env/Duel-v0", rules="ten_thousand", rules_overrides=overrides, opponent="random")
+    check_env(env.unwrapped)
+    obs, info = env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    progress = [float(obs[OBS_INDEX["round_progress"]])]
+    terminated = False
+    while not terminated:
+        action = rng.choice(np.flatnonzero(info["action_mask"]))
+        obs, reward, terminated, truncated, info = env.step(action)
+        progress.append(float(obs[OBS_INDEX["round_progress"]]))
+    state = env.unwrapped.state
+    assert state.rounds <= 4 and reward in (-1.0, 0.0, 1.0) and not truncated
+    assert progress == sorted(progress) and progress[0] < 0.5
+    with pytest.raises(ValueError, match="needs a target"):
+        gym.make("greed_env/Solitaire-v0", rules="ten_thousand", objective="race",
+                 rules_overrides={"rounds": 2, "target": 0})
