@@ -224,3 +224,21 @@ def test_the_environments_play_rounds_games_to_the_end() -> None:
     with pytest.raises(ValueError, match="needs a target"):
         gym.make("greed_env/Solitaire-v0", rules="ten_thousand", objective="race",
                  rules_overrides={"rounds": 2, "target": 0})
+
+
+def test_bots_of_spec_v1_load_for_rules_without_rounds_only() -> None:
+    from greed_env.bots.policy_bots import ObsSpecMismatchError, check_compatible
+    from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+    from greed_env.envs.observation import OBS_DIM
+
+    def card(rules):  # type: ignore[no-untyped-def]
+        return {
+            "rules": rules.to_dict(), "rules_fingerprint": rules.fingerprint, "obs_spec_version": 1,
+            "obs_dim": OBS_DIM, "action_catalog_version": ACTION_CATALOG_VERSION,
+            "num_actions": ActionCatalog(rules).n,
+        }
+
+    plain = preset("ten_thousand")
+    assert check_compatible(card(plain)) == plain
+    with pytest.raises(ObsSpecMismatchError, match="spec v1"):
+        check_compatible(card(preset("ten_thousand", rounds=5)))
