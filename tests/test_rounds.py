@@ -186,6 +186,19 @@ def test_greed_solve_checks_a_rounds_game_by_simulation(capsys: pytest.CaptureFi
     assert "(2 rounds)" in lines[1] and lines[-2].startswith("simulated: ") and float(lines[-1]) < 0.5
 
 
+def test_greed_advise_takes_the_turns_left(capsys: pytest.CaptureFixture[str], tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from greed_env.cli import main
+
+    monkeypatch.setenv("GREED_ENV_CACHE", str(tmp_path))
+    base = ["advise", "--rules", "ten_thousand", "--set", "rounds=2", "--set", "target=2000",
+            "--scores", "1000,1500", "--turn-total", "450", "--dice", "2"]
+    assert main([*base, "--turns-left", "1"]) == 0
+    last = capsys.readouterr().out.split()
+    assert last[:3] == ["bank", "0.000000", "*"] and last[3] == "roll"  # 1,450 < 1,500: must roll
+    assert main([*base, "--turns-left", "5"]) == 2
+    assert "--turns-left must be 1..4" in capsys.readouterr().err
+
+
 def test_rounds_solver_refuses_what_it_does_not_model() -> None:
     from greed_env.vector.optimal import check_optimal_supported
     from greed_env.vector.tables import VectorUnsupportedError

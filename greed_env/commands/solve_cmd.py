@@ -72,6 +72,11 @@ def register(subparsers: Any) -> None:
     a.add_argument("--roll", help="the dice showing, e.g. 1,1,5,2,3,4 (omit: bank or roll)")
     a.add_argument("--streak", type=int, default=0, help="busts in a row of the player to move")
     a.add_argument("--entered", choices=("yes", "no"), help="player to move on the board?")
+    a.add_argument(
+        "--turns-left",
+        type=int,
+        help="a game of a fixed number of rounds: turns left counting this one (default: all)",
+    )
     a.add_argument("--no-solve", action="store_true", help="fail instead of solving a missing table")
     a.set_defaults(func=_advise)
 
@@ -133,6 +138,13 @@ def _advise(args: argparse.Namespace) -> int:
             scores=scores, entered=entered, streaks=(args.streak,) + (0,) * (n_players - 1),
             turn_total=args.turn_total, dice=dice, fresh=dice == rules.num_dice,
         )
+        if args.turns_left is not None:
+            total = rules.rounds * n_players
+            if not rules.rounds:
+                raise ValueError("--turns-left is for a game of a fixed number of rounds (--set rounds=N)")
+            if not 1 <= args.turns_left <= total:
+                raise ValueError(f"--turns-left must be 1..{total} (rounds x players), got {args.turns_left}")
+            state = state._replace(rounds=total - args.turns_left)
         if args.roll:
             roll = tuple(sorted(int(x) for x in args.roll.replace(" ", "").split(",") if x))
             state = state._replace(phase=Phase.KEEP, roll=roll, dice=args.dice or len(roll),
