@@ -28,6 +28,7 @@ from greed_env.bots.policy_bots import (
 )
 from greed_env.bots.tournament import play_game
 from greed_env.cli import main as greed_main
+from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.rules import is_chance, legal_moves, preset
 
 RULES = preset("ten_thousand")
@@ -79,7 +80,7 @@ def test_export_writes_card_and_onnx(exported: Path) -> None:
     onnx_path = exported.with_suffix(".onnx")
     assert card["id"] == "ten_thousand/ppo-turn"
     assert card["rules_fingerprint"] == RULES.fingerprint
-    assert card["obs_spec_version"] == 1 and card["action_catalog_version"] == 1
+    assert card["obs_spec_version"] == OBS_SPEC_VERSION and card["action_catalog_version"] == 1
     assert card["training"]["objective"] == "turn"
     assert card["export"]["equivalence_check"]["mismatches"] == 0
     assert onnx_path.stat().st_size < 1_000_000

@@ -339,7 +339,7 @@ def test_greed_ends_at_once_without_final_round() -> None:
 def test_six_of_a_kind_instant_win_variant() -> None:
     """001 variant: 'Rolling six of the same number in one roll is an instant win.'"""
     r = preset("ten_thousand", six_kind_wins=True)
-    s = run(r, new_game(r, 3, first_player=1), (4, 4, 4, 4, 4, 4), "keep:4,4,4,4,4,4")
+    s = run(r, new_game(r, 3, first_player=1), (4, 4, 4, 4, 4, 4))  # the roll wins, no keep
     assert s.phase == Phase.OVER and s.winners == (1,) and returns(s) == (-1.0, 2.0, -1.0)
     plain = preset("ten_thousand")
     s = run(plain, new_game(plain, 3, first_player=1), (4, 4, 4, 4, 4, 4), "keep:4,4,4,4,4,4")

@@ -37,6 +37,9 @@ VARIANTS: list[tuple[str, dict[str, Any], int]] = [
     ("zilch", {"min_bank": 0, "bust_penalty_after": 2, "target": 2500, "hot_dice": True}, 4),
     ("ten_thousand", {"hot_dice": False, "target": 2000, "horizon_rounds": 6}, 2),
     ("greed", {"all_dice_bonus": 500, "target": 1500, "final_round": True}, 1),
+    ("ten_thousand", {"rounds": 3, "target": 3000, "entry_threshold": 300}, 2),
+    ("farkle", {"rounds": 4, "target": 0, "entry_threshold": 0}, 3),
+    ("zilch", {"rounds": 2, "target": 1500}, 1),
 ]
 
 
@@ -136,3 +139,17 @@ def test_game_rows_follow_the_reference_engine(
             assert game.fields(i) == reference_fields(ref[i]), f"row {i}"
             np.testing.assert_array_equal(masks[i], catalog.mask(ref[i]))
     assert games_over > 0 or players == 1 or rules.target >= 10_000
+
+
+def test_a_rolled_six_of_a_kind_wins_in_the_vector_engine_too() -> None:
+    """001: 'Rolling six of the same number in one roll is an instant win.'"""
+    rules = preset("ten_thousand", six_kind_wins=True, num_dice=7)
+    codes = np.array([2 * sum(6**k for k in range(6)), 3 * sum(6**k for k in range(7))])  # 3x6+1, 4x7
+    game = BatchGame(rules, 2, 2)
+    game.new_games(first_player=1)
+    ref = [new_game(rules, 2, first_player=1) for _ in range(2)]
+    ref = [apply_roll(rules, s, sample_roll(rules, s, CodeRng(c))) for s, c in zip(ref, codes, strict=True)]
+    game.apply_rolls(codes, np.array([True, True]))
+    for i in range(2):
+        assert ref[i].phase == Phase.OVER and ref[i].winners == (1,)
+        assert game.fields(i) == reference_fields(ref[i])

@@ -383,3 +383,18 @@ def test_growing_tables_pickle_and_keep_growing() -> None:
     rows = copy.n_rows
     assert copy.options(0, 2500) == tables.options(0, 2500)
     assert copy.n_rows == rows + 1
+
+
+def test_rounds_game_ties_go_to_the_split_vote_like_the_reference() -> None:
+    """A tie for the highest score after the last round goes to the vote under split_vote."""
+    rules = preset(
+        "ten_thousand",
+        exact_target=True,
+        tie_rule="split_vote",
+        target=5000,
+        entry_threshold=0,
+        rounds=1,
+        rolloff_horizon=2,
+    )
+    seen = _play_both(rules, 3, n_games=24, n_steps=300, seed=5, steer=0.7)
+    assert seen["SPLIT"] > 0 and seen["ORDER_CHOICE"] > 0, seen

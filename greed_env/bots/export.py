@@ -45,7 +45,12 @@ from greed_env.bots.policy_bots import (
     read_card,
 )
 from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog, catalog_version
-from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
+from greed_env.envs.observation import (
+    OBS_DIM,
+    OBS_SPEC_VERSION,
+    encode_observation,
+    spec_version_reads,
+)
 from greed_env.files import atomic_write_bytes, atomic_write_text
 from greed_env.rules import (
     Rules,
@@ -168,7 +173,9 @@ def resolve_model_rules(card: Mapping[str, Any], rules: Rules | None, where: str
         raise CorruptBotError(
             f"{where}: training card fingerprint {fp!r} does not match its rules ({card_rules.fingerprint!r})"
         )
-    if card.get("obs_spec_version", OBS_SPEC_VERSION) != OBS_SPEC_VERSION:
+    read_rules = rules if rules is not None else card_rules
+    version = card.get("obs_spec_version", OBS_SPEC_VERSION)
+    if version != OBS_SPEC_VERSION and (read_rules is None or not spec_version_reads(version, read_rules)):
         raise ObsSpecMismatchError(
             f"{where}: trained on observation spec v{card['obs_spec_version']}, "
             f"this greed_env encodes v{OBS_SPEC_VERSION}"

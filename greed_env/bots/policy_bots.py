@@ -39,7 +39,12 @@ import numpy as np
 
 from greed_env.bots.base import Bot
 from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
+from greed_env.envs.observation import (
+    OBS_DIM,
+    OBS_SPEC_VERSION,
+    encode_observation,
+    spec_version_reads,
+)
 from greed_env.rules.config import (
     Rules,
     RulesError,
@@ -232,7 +237,7 @@ def check_compatible(card: Mapping[str, Any], rules: Rules | None = None, where:
         RulesMismatchError: ``rules`` is given and has another fingerprint than the card.
     """
     bot_rules = card_rules(card, where)
-    if card["obs_spec_version"] != OBS_SPEC_VERSION or card["obs_dim"] != OBS_DIM:
+    if not spec_version_reads(card["obs_spec_version"], bot_rules) or card["obs_dim"] != OBS_DIM:
         raise ObsSpecMismatchError(
             f"{where}: trained on observation spec v{card['obs_spec_version']} "
             f"({card['obs_dim']} entries); this greed_env encodes v{OBS_SPEC_VERSION} ({OBS_DIM})"

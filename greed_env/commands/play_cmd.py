@@ -95,6 +95,17 @@ def parse_players(spec: str, rules: Rules) -> list[Seat]:
 # rendering
 
 
+def _where(rules: Rules, state: State) -> str:
+    """Where the game stands, for a turn header: a roll-off, or the round of a rounds game."""
+    if state.in_rolloff:
+        return " (roll-off)"
+    if rules.rounds and not state.endgame:
+        return f" (round {state.rounds // state.num_players + 1} of {rules.rounds})"
+    if rules.rounds:
+        return f" (final turn, round {state.rounds // state.num_players + 1} of {rules.rounds})"
+    return ""
+
+
 class Renderer:
     """Plain-text output: one line per event, a status block before each human decision."""
 
@@ -113,8 +124,7 @@ class Renderer:
         self.line(f"{self.name(before.player)}: {what}{_event_suffix(after)}")
 
     def turn_header(self, state: State) -> None:
-        where = " (roll-off)" if state.in_rolloff else ""
-        self.line(f"--- {self.name(state.player)} to play{where} ---")
+        self.line(f"--- {self.name(state.player)} to play{_where(self.rules, state)} ---")
 
     def status(self, state: State, kept: Sequence[str]) -> None:
         self.line(self.scores_text(state))
@@ -175,8 +185,7 @@ class RichRenderer(Renderer):
     def turn_header(self, state: State) -> None:
         from rich.rule import Rule
 
-        where = " (roll-off)" if state.in_rolloff else ""
-        self.console.print(Rule(f"{self.name(state.player)} to play{where}"))
+        self.console.print(Rule(f"{self.name(state.player)} to play{_where(self.rules, state)}"))
 
     def status(self, state: State, kept: Sequence[str]) -> None:
         from rich.table import Table

@@ -93,9 +93,11 @@ def summary(rules: Rules) -> str:
     if rules.bust_penalty_after:
         bits.append(f"{rules.bust_penalty_after} busts in a row -{rules.bust_penalty}")
     if rules.six_kind_wins:
-        bits.append("six of a kind wins")
+        bits.append("six of a kind rolled wins")
     if rules.final_round:
         bits.append("final round")
+    if rules.rounds:
+        bits.append(f"{rules.rounds} rounds, highest score wins" + ("" if rules.target else " (no target)"))
     if rules.tie_rule == "split_vote":
         bits.append("ties split or roll off")
     return ", ".join(bits)

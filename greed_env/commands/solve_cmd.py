@@ -61,6 +61,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--tol", type=positive_float, default=1e-12, help="convergence tolerance")
     p.add_argument("--cap", type=positive_int, help="turn objective: points where the tail policy starts")
     p.add_argument("--floor", type=int, help="race/duel with a bust penalty: lowest score modelled")
+    p.add_argument(
+        "--simulate",
+        type=int,
+        default=0,
+        metavar="GAMES",
+        help="duel: check the headline by GAMES games of the optimal bot against itself",
+    )
+    p.add_argument("--seed", type=int, default=0, help="dice seed of --simulate (default 0)")
     p.set_defaults(func=_solve)
 
     a = subparsers.add_parser(
@@ -74,6 +82,11 @@ def register(subparsers: Any) -> None:
     a.add_argument("--roll", help="the dice showing, e.g. 1,1,5,2,3,4 (omit: bank or roll)")
     a.add_argument("--streak", type=nonneg_int, default=0, help="busts in a row of the player to move")
     a.add_argument("--entered", choices=("yes", "no"), help="player to move on the board?")
+    a.add_argument(
+        "--turns-left",
+        type=int,
+        help="a game of a fixed number of rounds: turns left counting this one (default: all)",
+    )
     a.add_argument("--no-solve", action="store_true", help="fail instead of solving a missing table")
     a.set_defaults(func=_advise)
 
@@ -111,6 +124,8 @@ def _solve(args: argparse.Namespace) -> int:
             if args.floor > 0:
                 raise SolverError(f"--floor must be <= 0 points, got {args.floor}")
             opts["floor"] = args.floor
+        if args.simulate and (args.objective != "duel" or args.simulate < 2):
+            raise SolverError("--simulate takes 2 or more games, with --objective duel")
         t0 = time.perf_counter()
         table = solve(rules, args.objective, **opts)
         elapsed = time.perf_counter() - t0
@@ -129,6 +144,12 @@ def _solve(args: argparse.Namespace) -> int:
         print(f"warning: not the converged optimum ({why}); the bots and advise will not use it",
               file=sys.stderr)
     print(f"solved in {elapsed:.1f} s, peak memory {peak:.0f} MiB, written to {path}")
+    if args.simulate:
+        import numpy as np
+
+        from greed_env.solver.simulate import simulate_duel
+
+        print(simulate_duel(table, args.simulate, np.random.default_rng(args.seed)).summary())
     print(f"{table.headline:.12g}")
     return 0
 
@@ -150,7 +171,7 @@ def _position(args: argparse.Namespace, rules: Any) -> Any:
         raise ValueError(f"--scores gives {len(scores)} scores; the {args.objective} position has at most {seats}")
     low = -4 * rules.bust_penalty if rules.bust_penalty and rules.bust_penalty_after else 0
     for s in scores:
-        if not low <= s < rules.target:
+        if not low <= s < (rules.target or 10**12):
             where = "" if low == 0 else f" (down to {low} with the bust penalty)"
             raise ValueError(f"--scores {args.scores!r}: a banked score is 0..{rules.target - 1} "
                              f"in a game to {rules.target}{where}, got {s}")
@@ -184,6 +205,13 @@ def _position(args: argparse.Namespace, rules: Any) -> Any:
         scores=scores, entered=entered, streaks=(args.streak,) + (0,) * (n_players - 1),
         turn_total=args.turn_total, dice=dice, fresh=dice == rules.num_dice,
     )
+    if args.turns_left is not None:
+        total = rules.rounds * n_players
+        if not rules.rounds:
+            raise ValueError("--turns-left is for a game of a fixed number of rounds (--set rounds=N)")
+        if not 1 <= args.turns_left <= total:
+            raise ValueError(f"--turns-left must be 1..{total} (rounds x players), got {args.turns_left}")
+        state = state._replace(rounds=total - args.turns_left)
     if roll:
         state = state._replace(phase=Phase.KEEP, roll=roll, dice=len(roll), fresh=len(roll) == rules.num_dice)
     elif args.turn_total > 0:

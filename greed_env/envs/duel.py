@@ -47,7 +47,7 @@ With ``mask_in_obs=True`` the observation is the ``Dict`` of PettingZoo's env,
 ``observations`` / ``action_mask``; ``"tianshou"``: ``obs`` / ``mask``), so Tianshou, TorchRL
 and RLlib read the mask with no wrapper. By default it is
 ``Box(low, high, (106,), float32)``, the same for every rules configuration (observation spec
-version 1). Per-seat groups are rotated so that slot 0 is the learner, slot ``k`` the ``k``-th
+version 2). Per-seat groups are rotated so that slot 0 is the learner, slot ``k`` the ``k``-th
 seat after it:
 
 %OBS_TABLE%
@@ -70,8 +70,9 @@ decides (an opponent's instant win) is replaced by a new one.
 ## Episode End
 
 Terminated when the game is over (target reached and final round played, everyone out, the
-split vote or roll-off decided, or the rules' ``horizon_rounds`` reached, which shares the
-pot). The rules' horizon ends every game, so there is no truncation.
+split vote or roll-off decided, the last of a fixed number of rounds played (``rules.rounds``:
+the highest score wins), or the rules' ``horizon_rounds`` reached, which shares the pot). The
+rules' horizon ends every game, so there is no truncation.
 
 ## Arguments
 
@@ -92,7 +93,9 @@ continues exactly as the original would.
 
 ## Version History
 
-* v0: initial version (action catalog v1, observation spec v1).
+* v0: initial version (action catalog v1, observation spec v1); observation spec v2 adds
+  the rounds left of a game of a fixed number of rounds (``round_progress``; v1 models
+  still load for rules without one).
 
 ## Example
 

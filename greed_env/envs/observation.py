@@ -6,7 +6,10 @@ mine, for up to :data:`MAX_SEATS` seats, padded with zeros and flagged by ``seat
 Points are divided by the rules' target and clipped, dice counts by ``num_dice``; every
 entry lies in the ``low..high`` of its row in :data:`OBSERVATION_SPEC`, which is also what
 the Gymnasium ``Box`` declares. A model trained on one spec version must refuse another:
-compare :func:`observation_spec` ``["version"]`` with :data:`OBS_SPEC_VERSION`.
+compare :func:`observation_spec` ``["version"]`` with :data:`OBS_SPEC_VERSION`, or ask
+:func:`spec_version_reads` whether an older version still reads the same for given rules.
+Rules without a target (``target=0``, a game of a fixed number of rounds) scale points by
+:data:`NO_TARGET_SCALE` instead.
 
 >>> from greed_env.rules import preset, new_game, apply_roll
 >>> r = preset("ten_thousand")
@@ -21,7 +24,7 @@ True
 >>> check_observation(obs[:-1])
 Traceback (most recent call last):
 ...
-ValueError: observation must have shape (106,) (spec v1), got (105,)
+ValueError: observation must have shape (106,) (spec v2), got (105,)
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from greed_env.rules import Phase, Rules, State, can_bank
 
 __all__ = [
     "MAX_SEATS",
+    "NO_TARGET_SCALE",
     "OBSERVATION_SPEC",
     "OBS_DIM",
     "OBS_INDEX",
@@ -46,10 +50,22 @@ __all__ = [
     "observation_bounds",
     "observation_spec",
     "observation_table",
+    "score_scale",
+    "spec_version_reads",
 ]
 
-OBS_SPEC_VERSION = 1
-"""Bumped whenever an index, a scaling or a bound of the observation changes."""
+OBS_SPEC_VERSION = 2
+"""Bumped whenever an index, a scaling or a bound of the observation changes.
+
+* v1: the first layout.
+* v2: ``round_progress`` counts toward the end of a game of a fixed number of rounds
+  (``rules.rounds``), which shows the rounds left; points of rules without a target are scaled
+  by :data:`NO_TARGET_SCALE`. Both read as in v1 for rules with ``rounds=0``, the only rules v1
+  knew, so a v1 model stays valid there (:func:`spec_version_reads`).
+"""
+
+NO_TARGET_SCALE = 10_000
+"""Points scale of the observation for rules without a target (``target=0``)."""
 
 MAX_SEATS = 8
 STREAK_SCALE_DEFAULT = 3
@@ -109,7 +125,14 @@ _GROUPS: list[tuple[str, int, float, float, str]] = [
     ("piggy_offer", 1, 0.0, 1.0, "1 if the previous player's turn can be taken over"),
     ("piggy_total", 1, 0.0, 2.0, "turn total on offer / target, clipped"),
     ("piggy_dice", 1, 0.0, 1.0, "dice on offer / num_dice"),
-    ("round_progress", 1, 0.0, 1.0, "turns played / (horizon_rounds * players)"),
+    (
+        "round_progress",
+        1,
+        0.0,
+        1.0,
+        "turns played / (rounds * players): 1 - rounds left / rounds; without a fixed number "
+        "of rounds, / (horizon_rounds * players)",
+    ),
 ]
 
 
@@ -140,6 +163,20 @@ _HIGH = np.array([e.high for e in OBSERVATION_SPEC], dtype=np.float32)
 def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
     """Copies of the ``low`` and ``high`` float32 arrays of the observation ``Box``."""
     return _LOW.copy(), _HIGH.copy()
+
+
+def score_scale(rules: Rules) -> int:
+    """Points that the observation reads as 1.0: the target, or :data:`NO_TARGET_SCALE`."""
+    return rules.target or NO_TARGET_SCALE
+
+
+def spec_version_reads(version: Any, rules: Rules) -> bool:
+    """Whether observations of spec ``version`` are those of this code for ``rules``.
+
+    The current version always is; v1 is for rules without a fixed number of rounds, where v2
+    changed nothing.
+    """
+    return version == OBS_SPEC_VERSION or (version == 1 and rules.rounds == 0)
 
 
 def observation_spec(rules: Rules) -> dict[str, Any]:
@@ -264,7 +301,7 @@ def encode_observation(
             f"observation buffer must be float32 of shape ({OBS_DIM},), got {out.dtype} {out.shape}"
         )
     v = _template(rules, n)
-    target = float(rules.target)
+    target = float(score_scale(rules))
     nd = float(rules.num_dice)
     phase = state.phase
     if phase == Phase.KEEP:
@@ -325,7 +362,7 @@ def encode_observation(
         v[_I_PIGGY] = 1.0
         v[_I_PIGGY + 1] = _clip(state.piggy[0] / target, 0.0, 2.0)
         v[_I_PIGGY + 2] = _clip(state.piggy[1] / nd, 0.0, 1.0)
-    v[_I_PROGRESS] = _clip(state.rounds / (rules.horizon_rounds * n), 0.0, 1.0)
+    v[_I_PROGRESS] = _clip(state.rounds / ((rules.rounds or rules.horizon_rounds) * n), 0.0, 1.0)
     if out is None:
         return np.array(v, dtype=np.float32)
     out[:] = v
@@ -340,7 +377,7 @@ def _template(rules: Rules, n: int) -> list[float]:
     """A fresh list holding the entries fixed by the rules and the number of seats."""
     base = _TEMPLATES.get((rules, n))
     if base is None:
-        target = float(rules.target)
+        target = float(score_scale(rules))
         base = [0.0] * OBS_DIM
         base[_I_NUM_DICE] = rules.num_dice / 8.0
         base[_I_NUM_DICE + 1] = n / 8.0

@@ -50,7 +50,7 @@ With ``mask_in_obs=True`` the observation is the ``Dict`` of PettingZoo's env,
 ``observations`` / ``action_mask``; ``"tianshou"``: ``obs`` / ``mask``), so Tianshou, TorchRL
 and RLlib read the mask with no wrapper. By default it is
 ``Box(low, high, (106,), float32)``, the same for every rules configuration (observation spec
-version 1, :func:`~greed_env.envs.observation.observation_spec`). Per-seat groups start with
+version 2, :func:`~greed_env.envs.observation.observation_spec`). Per-seat groups start with
 the observing player (here the only seat, padded to 8):
 
 %OBS_TABLE%
@@ -75,7 +75,7 @@ counted, and their -1 rewards arrive with the next step.
 ## Episode End
 
 Terminated: ``turn`` when the turn ends (bank, bust, forfeit, instant win); ``race`` when the
-target is reached. Truncated: ``turn`` after ``max_steps`` decisions (default 1000); ``race``
+target is reached, or the last of a fixed number of rounds (``rules.rounds``) is played. Truncated: ``turn`` after ``max_steps`` decisions (default 1000); ``race``
 after ``max_turns`` turns (default 200; at most ``rules.horizon_rounds``).
 
 ## Arguments
@@ -98,7 +98,9 @@ as the original would.
 
 ## Version History
 
-* v0: initial version (action catalog v1, observation spec v1).
+* v0: initial version (action catalog v1, observation spec v1); observation spec v2 adds
+  the rounds left of a game of a fixed number of rounds (``round_progress``; v1 models
+  still load for rules without one).
 
 ## Example
 
@@ -154,6 +156,8 @@ class SolitaireEnv(GreedGymEnv):
                 f"max_turns must be an integer in 1..rules.horizon_rounds "
                 f"({self.rules.horizon_rounds}), got {max_turns!r}"
             )
+        if objective == "race" and self.rules.target <= 0:
+            raise ValueError("the race objective needs a target; these rules have none (target=0)")
         self.objective = objective
         self.reward_scale = check_reward("reward_scale", reward_scale)
         self.max_steps = max_steps

@@ -66,7 +66,7 @@ selected next is always the player whose decision it is.
 ``Dict({"observation": Box(low, high, (106,), float32), "action_mask": Box(0, 1, (n,), int8)})``.
 ``action_mask`` is the exact legal mask for the agent to act and all zeros for the others.
 ``observation`` is seen from the observing agent's seat (slot 0 = that agent, slot ``k`` the
-``k``-th seat after it), observation spec version 1:
+``k``-th seat after it), observation spec version 2:
 
 %OBS_TABLE%
 
@@ -87,8 +87,9 @@ player's first roll showing.
 
 ## Episode End
 
-Every agent terminates when the game is over. The rules' ``horizon_rounds`` ends every game
-(sharing the pot), so there is no truncation.
+Every agent terminates when the game is over, including after the last of a fixed number of
+rounds (``rules.rounds``: the highest score wins; ``round_progress`` shows the rounds left).
+The rules' ``horizon_rounds`` ends every game (sharing the pot), so there is no truncation.
 
 ## Arguments
 
@@ -106,7 +107,9 @@ continues exactly as the original would.
 
 ## Version History
 
-* v0: initial version (action catalog v1, observation spec v1).
+* v0: initial version (action catalog v1, observation spec v1); observation spec v2 adds
+  the rounds left of a game of a fixed number of rounds (``round_progress``; v1 models
+  still load for rules without one).
 
 ## Example
 

@@ -72,7 +72,12 @@ class Rules:
         ),
     )
     target: int = field(
-        default=10_000, metadata=_doc("Points that end the game (a multiple of 50, at most 1,000,000,000).")
+        default=10_000,
+        metadata=_doc(
+            "Points that end the game (a multiple of 50, at most 1,000,000,000). 0: no target, "
+            "only with a fixed number of rounds (rounds > 0), where the game ends after the "
+            "last round alone."
+        ),
     )
     exact_target: bool = field(
         default=False,
@@ -89,6 +94,23 @@ class Rules:
             "001: 'Then, everyone else gets one more turn to try to beat that score.' 000 makes it "
             "optional: 'Alternatively, you can allow all other players an additional turn'. "
             "In exact-target games the others get one more turn to go out too (002)."
+        ),
+    )
+
+    rounds: int = field(
+        default=0,
+        metadata=_doc(
+            "A fixed number of rounds (0: none). 001: 'Before the game begins, decide how many "
+            "rounds or points you want to play ... you can also set a lower or higher target or "
+            "a fixed number of rounds', and 'The game ends when one player reaches or exceeds "
+            "the target score of 10,000 points (or the agreed number of rounds)... The winner is "
+            "the player with the highest score after everyone has had a final turn.' With N > 0 "
+            "the game ends once every player has had N turns, and the highest banked score wins "
+            "(a tie follows tie_rule: 'split_vote' sends the tied players to the vote, every other "
+            "rule shares the pot). With a target too (target > 0) the game ends at whichever comes "
+            "first: reaching the target ends it as without rounds (with the final_round, cut short "
+            "if the rounds run out during it), else the end of round N. target = 0: only the "
+            "rounds end the game."
         ),
     )
 
@@ -241,7 +263,13 @@ class Rules:
     )
     six_kind_wins: bool = field(
         default=False,
-        metadata=_doc("001 variant: 'Rolling six of the same number in one roll is an instant win.'"),
+        metadata=_doc(
+            "001 variant: 'Rolling six of the same number in one roll is an instant win.' The roll "
+            "itself wins: a throw of the dice showing six (or more) of one face ends the game at "
+            "once with the roller the only winner, before any keep (in a roll-off and a roll for "
+            "nothing too). Reading revision 2; revision 1 let it win only when the six dice were "
+            "kept."
+        ),
     )
 
     # --- within a turn ------------------------------------------------------------------------------
@@ -463,6 +491,8 @@ def reading_revisions(rules: Rules) -> dict[str, int]:
         revisions["tap_order"] = 2  # small straights and three pairs lock as they complete
     if rules.reroll_all and not rules.reroll_all_any_time:
         revisions["reroll_all"] = 2  # the turn's first roll only
+    if rules.six_kind_wins:
+        revisions["six_kind_wins"] = 2  # the roll itself wins, not the keep
     return revisions
 
 
@@ -541,12 +571,26 @@ def _check(cond: bool, key: str, allowed: str, value: Any) -> None:
 def _validate(r: Rules) -> None:
     _check(isinstance(r.num_dice, int) and 1 <= r.num_dice <= 8, "num_dice", "1..8", r.num_dice)
     _check(
-        isinstance(r.target, int) and 0 < r.target <= MAX_TARGET and r.target % 50 == 0,
+        isinstance(r.target, int)
+        and (0 < r.target <= MAX_TARGET or (r.target == 0 and r.rounds > 0))
+        and r.target % 50 == 0,
         "target",
-        f"a positive multiple of 50 up to {MAX_TARGET:_}",
+        f"a positive multiple of 50 up to {MAX_TARGET:_} (0, no target, only with rounds > 0)",
         r.target,
     )
-    _check(0 <= r.entry_threshold <= r.target, "entry_threshold", "0..target", r.entry_threshold)
+    _check(
+        isinstance(r.rounds, int) and 0 <= r.rounds <= r.horizon_rounds,
+        "rounds",
+        "0 (no fixed number) or 1..horizon_rounds",
+        r.rounds,
+    )
+    _check(not (r.exact_target and r.target == 0), "exact_target", "only with a target > 0", r.exact_target)
+    _check(
+        r.entry_threshold >= 0 and (r.entry_threshold <= r.target or r.target == 0),
+        "entry_threshold",
+        "0..target",
+        r.entry_threshold,
+    )
     _check(r.entry_scope in ENTRY_SCOPES, "entry_scope", " | ".join(ENTRY_SCOPES), r.entry_scope)
     _check(r.min_bank >= 0, "min_bank", ">= 0", r.min_bank)
     for key in ("single_values", "pair_values", "triple_values"):

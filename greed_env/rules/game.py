@@ -567,9 +567,6 @@ def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
     p = s.player
     total = s.turn_total + res.score
     shown = ",".join(map(str, taps))
-    if res.wins:
-        s2 = s._replace(turn_total=total, event=f"keeps {shown}: six of a kind wins the game")
-        return _finish(s2, (p,), f"player {p} rolled six of a kind")
     dice = s.dice - len(taps)
     carry = res.carry
     new_fresh = False
@@ -654,6 +651,9 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
     if roll not in _valid_rolls(state.dice):
         raise IllegalMove(f"expected {state.dice} dice showing 1..6, got {roll}", rule="roll")
     shown = ",".join(map(str, roll))
+    if rules.six_kind_wins and _six_of_a_kind(roll):
+        s = state._replace(phase=Phase.KEEP, roll=roll, for_nothing=False, event=f"rolls {shown}")
+        return _finish(s, (state.player,), f"player {state.player} rolled six of a kind: instant win")
     if state.for_nothing:
         s = state._replace(roll=roll, for_nothing=False)
         if has_scoring_keep(rules, roll, state.carry):
@@ -665,6 +665,11 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
     if state.bar >= 0 and keep_options(rules, roll, state.carry, state.fresh):
         return _end_turn(rules, s, f"rolls {shown}: does not beat {state.bar}, turn scores 0", bust=True)
     return _end_turn(rules, s, f"rolls {shown}: bust", bust=True)
+
+
+def _six_of_a_kind(roll: tuple[int, ...]) -> bool:
+    """Whether a sorted roll shows six (or more) dice of one face."""
+    return any(roll[i] == roll[i + 5] for i in range(len(roll) - 5))
 
 
 def _begin_turn(rules: Rules, s: State, p: int, event: str = "") -> State:
@@ -697,7 +702,7 @@ def _bank(rules: Rules, s: State) -> State:
         event=f"banks {s.turn_total}",
     )
     piggy = (s.turn_total, s.dice) if rules.piggyback and s.dice > 0 else None
-    if not rules.exact_target and scores[p] >= rules.target and not s.endgame:
+    if not rules.exact_target and rules.target and scores[p] >= rules.target and not s.endgame:
         if not rules.final_round or s.num_players == 1:
             return _finish(s2, (p,), f"player {p} reaches {rules.target}")
         first = (p,) if rules.tie_rule == "first_finisher" else ()  # who a tie does not beat
@@ -762,6 +767,8 @@ def _next_turn(rules: Rules, s: State, piggy: tuple[int, int] | None) -> State:
     s = s._replace(
         rounds=s.rounds + 1, entered=entered, turn_total=0, roll=(), carry=EMPTY_CARRY, piggy=piggy
     )
+    if rules.rounds and s.rounds >= rules.rounds * n:
+        return _resolve_rounds(rules, s._replace(final_left=()))
     if s.endgame:
         left = tuple(x for x in s.final_left if x != p)
         s = s._replace(final_left=left)
@@ -789,6 +796,26 @@ def _resolve_end(rules: Rules, s: State) -> State:
     if len(winners) > 1 and rules.tie_rule == "first_finisher" and first in winners:
         return _finish(s, (first,), f"final round over: a tie does not beat player {first}")
     return _finish(s, winners, "final round over")
+
+
+def _resolve_rounds(rules: Rules, s: State) -> State:
+    """The last of ``rules.rounds`` rounds is over: the highest banked score wins.
+
+    If the target was reached (a final round cut short by the rounds), the game ends as that
+    final round would have. Otherwise tied leaders share the pot, or vote on a split under
+    ``tie_rule='split_vote'``.
+    """
+    if s.endgame:
+        return _resolve_end(rules, s)
+    top = max(s.scores)
+    tied = tuple(i for i, x in enumerate(s.scores) if x == top)
+    event = f"{rules.rounds} rounds played"
+    if len(tied) > 1 and rules.tie_rule == "split_vote":
+        event = f"{s.event}; {event}" if s.event else event
+        return s._replace(
+            phase=Phase.SPLIT, player=tied[0], finishers=tied, votes=0, event=f"{event}: tie, split or roll off?"
+        )
+    return _finish(s, tied, event if len(tied) == 1 else f"{event}: tie, the pot is shared")
 
 
 def _rolloff_turn_done(rules: Rules, s: State) -> State:

@@ -5,7 +5,8 @@ Four objectives (see ``docs/solver.md``):
 * ``turn``: most expected points in one turn (long-run points per turn with a bust penalty);
 * ``entry``: best probability of coming in within one turn;
 * ``race``: fewest expected turns for one player to reach the target;
-* ``duel``: best probability of winning a two-player game from every position.
+* ``duel``: best probability of winning a two-player game from every position (a game of a
+  fixed number of rounds: by rounds left, :mod:`greed_env.solver.rounds`).
 
 Tables hold values at the start of a turn; decisions inside a turn are recomputed on demand.
 All transition tables are derived from the reference scoring
@@ -66,6 +67,10 @@ def solve(rules: Rules | str, objective: str, **opts: Any) -> SolverTable:
         from greed_env.solver import carry
 
         table = carry.solve(rules, objective, **opts)
+    elif objective == "duel" and rules.rounds:
+        from greed_env.solver import rounds
+
+        table = rounds.solve_rounds_duel(rules, **opts)
     else:
         from greed_env.solver import objectives
 

@@ -45,7 +45,7 @@ from greed_env.rules.game import (
     legal_moves,
 )
 from greed_env.rules.scoring import best_keep_score
-from greed_env.solver import kernels
+from greed_env.solver import kernels, rounds
 from greed_env.solver.model import RollTables, SolverError, needs_full_tables, roll_tables
 from greed_env.solver.objectives import cap_eps, tail_gain, turn_arrays
 from greed_env.solver.table import SolverTable
@@ -178,6 +178,16 @@ def _duel_context(table: SolverTable, rules: Rules, tb: RollTables, state: State
         return TurnContext(t_cap, bank_val, t >= need_u, x, zeros)
     g_in = table.arrays.get("final_entered", np.zeros(1))
     g_out = table.arrays.get("final_not_entered", np.zeros(1))
+    if v.ndim == 3:
+        k = rounds.turns_left(rules, state.rounds)
+        eps = cap_eps(float(table.meta.get("tolerance", 1e-12)))
+        margin = int(rounds.rounds_margin(
+            k, a, b, target, rules.final_round, table.meta["p_min_bust"], eps, v, g_in, g_out
+        ))
+        t_cap, bank_val, bank_ok = rounds.rounds_bank_values(
+            k, a, b, target, margin, need_u, rules.final_round, v, g_in, g_out, tb.max_keep, at_least + 1
+        )
+        return TurnContext(int(t_cap), bank_val, bank_ok, float(rounds.bust_value(k, a, b, v)), zeros)
     margin = 0
     if rules.final_round:
         gfin = g_out if b == 0 else g_in
@@ -205,7 +215,7 @@ def _context_key(objective: str, rules: Rules, state: State) -> tuple[Any, ...]:
         return (state.entered[p],)
     if objective == "race":
         return (state.scores[p], state.entered[p], streaks[p] if streaks else 0)
-    return (state.scores, state.entered, streaks, state.endgame, p)
+    return (state.scores, state.entered, streaks, state.endgame, p, state.rounds if rules.rounds else 0)
 
 
 class OptimalBot:

@@ -257,8 +257,11 @@ def solve_entry(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
 
 
 def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None) -> SolverTable:
-    """Least expected number of turns to bank the target from every banked score."""
+    """Least expected number of turns to bank the target from every banked score (a fixed
+    number of rounds is ignored: the race counts the turns however many are played)."""
     check_supported(rules)
+    if rules.target <= 0:
+        raise SolverError("the race needs a target (target=0: a game of rounds alone)")
     t0 = time.perf_counter()
     tb = roll_tables(rules, needs_full_tables(rules, "race"))
     unit = tb.unit
@@ -330,6 +333,8 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
     check_supported(rules)
     if rules.max_players < 2:
         raise SolverError(f"{rules.name} is not played by two players")
+    if rules.rounds:
+        raise SolverError("a game of a fixed number of rounds is solved by greed_env.solver.rounds")
     t0 = time.perf_counter()
     tb = roll_tables(rules, needs_full_tables(rules, "duel"))
     unit = tb.unit

@@ -36,7 +36,12 @@ from typing import Any
 import numpy as np
 
 from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
+from greed_env.envs.observation import (
+    OBS_DIM,
+    OBS_SPEC_VERSION,
+    encode_observation,
+    spec_version_reads,
+)
 from greed_env.files import atomic_write_with
 from greed_env.rules import Move, Rules, State
 from greed_env.train.featurize import FeatureConfig, featurize
@@ -356,6 +361,8 @@ def check_card(card: dict[str, Any], rules: Rules, where: str) -> None:
         )
     for key, value in (("obs_spec_version", OBS_SPEC_VERSION), ("action_catalog_version", ActionCatalog(rules).version)):
         have = card.get(key)
+        if key == "obs_spec_version" and have is not None and spec_version_reads(have, rules):
+            continue
         if have is not None and have != value:
             raise ModelFileError(f"{where} was trained with {key} {have}; this greed_env has {value}")
 

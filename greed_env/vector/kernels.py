@@ -62,29 +62,32 @@ CFG_ACT_REFUSE = 27
 CFG_ACT_FIRST = 28
 CFG_ACT_LAST = 29
 CFG_TRIPPN = 30
-CFG_SIZE = 31
+CFG_ROUNDS = 31  # a fixed number of rounds (0: none)
+CFG_SIX_KIND = 32  # a roll showing six of a kind wins at once
+CFG_SCALE = 33  # points scale of the observation (the target, or a nominal one without)
+CFG_SIZE = 34
 
 # layout of the flat table: sizes and offsets of the sub-tables
-T_NROLLS = 31
-T_NDS = 32
-T_OFF_OBS = 33
-T_OFF_COUNTS = 34
-T_OFF_RSTART = 35
-T_OFF_MC = 36
-T_OFF_SBASE = 37  # per dice state: start of its block in the row index (-1: none yet)
-T_OFF_OSTART = 38
-T_OFF_SCORING = 39
-T_OFF_BEST = 40
-T_OFF_OPT = 41
-T_OFF_CARRY = 42
-T_OFF_DSDICE = 43
-T_OFF_RINDEX = 44  # (dice state, roll) -> option row, -1 where not built (Trippn)
-T_OFF_REQ = 45  # (dice state, roll id) pairs of missing rows the kernels asked for
-T_NREQ = 46
-T_CAPREQ = 47
-T_OFF_FOUR = 48  # face counts (4 bits per face) of every 4-digit base-6 code
-T_OFF_POW6 = 49
-T_HEADER = 50
+T_NROLLS = 34
+T_NDS = 35
+T_OFF_OBS = 36
+T_OFF_COUNTS = 37
+T_OFF_RSTART = 38
+T_OFF_MC = 39
+T_OFF_SBASE = 40  # per dice state: start of its block in the row index (-1: none yet)
+T_OFF_OSTART = 41
+T_OFF_SCORING = 42
+T_OFF_BEST = 43
+T_OFF_OPT = 44
+T_OFF_CARRY = 45
+T_OFF_DSDICE = 46
+T_OFF_RINDEX = 47  # (dice state, roll) -> option row, -1 where not built (Trippn)
+T_OFF_REQ = 48  # (dice state, roll id) pairs of missing rows the kernels asked for
+T_NREQ = 49
+T_CAPREQ = 50
+T_OFF_FOUR = 51  # face counts (4 bits per face) of every 4-digit base-6 code
+T_OFF_POW6 = 52
+T_HEADER = 53
 OPT_ACTION = 0
 OPT_SCORE = 1
 OPT_USED = 2
@@ -450,6 +453,36 @@ def _resolve_end(S, i, tab):
 
 
 @kernel
+def _resolve_rounds(S, i, tab):
+    """``_resolve_rounds``: the last round is over, the highest banked score wins."""
+    if S[i, C_ENDGAME] != 0:
+        _resolve_end(S, i, tab)
+        return
+    n = S[i, C_NPLAYERS]
+    top = S[i, B_SCORE]
+    for q in range(1, n):
+        top = max(top, S[i, B_SCORE + q])
+    tied = 0
+    count = 0
+    for q in range(n):
+        if S[i, B_SCORE + q] == top:
+            tied |= 1 << q
+            count += 1
+    if count == 1 or tab[CFG_SPLIT_VOTE] == 0:
+        _finish(S, i, tied)
+        return
+    k = 0
+    for q in range(n):
+        if tied & (1 << q):
+            S[i, B_FIN + k] = q
+            k += 1
+    S[i, C_NFIN] = k
+    S[i, C_PHASE] = PH_SPLIT
+    S[i, C_PLAYER] = S[i, B_FIN]
+    S[i, C_VOTES] = 0
+
+
+@kernel
 def _next_turn(S, i, tab):
     n = S[i, C_NPLAYERS]
     p = S[i, C_PLAYER]
@@ -459,6 +492,11 @@ def _next_turn(S, i, tab):
     S[i, C_TOTAL] = 0
     S[i, C_ROLL] = -1
     S[i, C_DSTATE] = 0
+    if tab[CFG_ROUNDS] != 0 and S[i, C_ROUNDS] >= tab[CFG_ROUNDS] * n:
+        for q in range(n):
+            S[i, B_OWED + q] = 0
+        _resolve_rounds(S, i, tab)
+        return
     if S[i, C_ENDGAME] != 0:
         S[i, B_OWED + p] = 0
         for k in range(1, n + 1):
@@ -543,7 +581,8 @@ def _bank(S, i, tab):
     S[i, B_SCORE + p] += S[i, C_TOTAL]
     S[i, B_ENTERED + p] = 1
     S[i, B_STREAK + p] = 0
-    if tab[CFG_EXACT] == 0 and S[i, B_SCORE + p] >= tab[CFG_TARGET] and S[i, C_ENDGAME] == 0:
+    reached = tab[CFG_TARGET] > 0 and S[i, B_SCORE + p] >= tab[CFG_TARGET]
+    if tab[CFG_EXACT] == 0 and reached and S[i, C_ENDGAME] == 0:
         if tab[CFG_FINAL_ROUND] == 0 or n == 1:
             _finish(S, i, 1 << p)
             return
@@ -581,10 +620,6 @@ def _keep(S, i, row, j, tab):
     p = S[i, C_PLAYER]
     score = _field(tab, rec, j, OPT_SCORE)
     total = S[i, C_TOTAL] + score
-    if _field(tab, rec, j, OPT_WINS) != 0:
-        S[i, C_TOTAL] = total
-        _finish(S, i, 1 << p)
-        return
     dice = S[i, C_DICE] - _field(tab, rec, j, OPT_USED)
     fresh = 0
     if dice == 0 and tab[CFG_HOT_DICE] != 0:
@@ -657,6 +692,16 @@ def _order_roll(S, i, face, tab):
 
 
 @kernel
+def _six_of_a_kind(tab, r):
+    """Whether roll ``r`` shows six (or more) dice of one face."""
+    counts = tab[T_OFF_COUNTS] + 6 * r
+    most = 0
+    for f in range(6):
+        most = max(most, tab[counts + f])
+    return most >= 6
+
+
+@kernel
 def apply_roll(S, i, code, tab):
     """``apply_roll`` of the roll that ``code`` decodes to (one die at the who-starts roll).
     Returns :data:`MISSING`, leaving the row untouched, if that roll's option row is not built
@@ -676,6 +721,11 @@ def apply_roll(S, i, code, tab):
         _ask_for_row(tab, d, r)
         return MISSING
     S[i, C_ROLL] = r
+    if tab[CFG_SIX_KIND] != 0 and _six_of_a_kind(tab, r):
+        S[i, C_PHASE] = PH_KEEP
+        S[i, C_FOR_NOTHING] = 0
+        _finish(S, i, 1 << S[i, C_PLAYER])
+        return OK
     if S[i, C_FOR_NOTHING] != 0:
         S[i, C_FOR_NOTHING] = 0
         if tab[tab[T_OFF_SCORING] + row] != 0:
@@ -1014,7 +1064,7 @@ def encode_row(S, i, me, tab, out, o):
         out[o, c] = 0.0
     oi = tab[T_OFF_OBS]
     n = S[i, C_NPLAYERS]
-    target = float(tab[CFG_TARGET])
+    target = float(tab[CFG_SCALE])
     nd = float(tab[CFG_NUM_DICE])
     entry = tab[CFG_ENTRY]
     out[o, tab[oi + O_NUM_DICE]] = nd / 8.0
@@ -1071,7 +1121,8 @@ def encode_row(S, i, me, tab, out, o):
     if bar >= 0:
         out[o, tab[oi + O_BAR_ACTIVE]] = 1.0
         out[o, tab[oi + O_BAR]] = _clip(bar / target, 0.0, 2.0)
-    out[o, tab[oi + O_PROGRESS]] = _clip(S[i, C_ROUNDS] / (tab[CFG_HORIZON] * n), 0.0, 1.0)
+    span = tab[CFG_ROUNDS] if tab[CFG_ROUNDS] != 0 else tab[CFG_HORIZON]
+    out[o, tab[oi + O_PROGRESS]] = _clip(S[i, C_ROUNDS] / (span * n), 0.0, 1.0)
     if tab[CFG_EXACT] != 0:
         out[o, tab[oi + O_EXACT]] = 1.0
         went_out = tab[oi + O_WENT_OUT]

@@ -66,8 +66,8 @@ def check_optimal_supported(rules: Rules) -> None:
     """Raise :class:`VectorUnsupportedError` naming what the vector optimal bot cannot play.
 
     Supported: two-player duels without carry-over (no Progressive, no Trippn), without an
-    exact target, roll-offs or a split vote, and without a bust penalty (whose streaks
-    would multiply the contexts).
+    exact target, roll-offs or a split vote, without a bust penalty (whose streaks would
+    multiply the contexts) and without a fixed number of rounds.
     """
     bad = []
     if rules.carry_over or rules.trippn:
@@ -78,6 +78,8 @@ def check_optimal_supported(rules: Rules) -> None:
         bad.append(f"tie_rule={rules.tie_rule!r}")
     if rules.bust_penalty_after and rules.bust_penalty:
         bad.append("a bust penalty")
+    if rules.rounds:
+        bad.append("a fixed number of rounds (its contexts depend on the turns left too)")
     if bad:
         raise VectorUnsupportedError(
             f"the vector engine's optimal duel opponent does not play {', '.join(bad)} "

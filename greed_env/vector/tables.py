@@ -45,7 +45,13 @@ from math import comb
 import numpy as np
 
 from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import MAX_SEATS, OBS_DIM, OBS_INDEX, STREAK_SCALE_DEFAULT
+from greed_env.envs.observation import (
+    MAX_SEATS,
+    OBS_DIM,
+    OBS_INDEX,
+    STREAK_SCALE_DEFAULT,
+    score_scale,
+)
 from greed_env.rules import Rules, resolve_rules
 from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
 from greed_env.vector import kernels as K
@@ -114,7 +120,8 @@ def check_vector_supported(rules: Rules) -> None:
     Modelled: every order-free rule set (entry thresholds of either scope,
     ``entry_until_made``, ``min_bank``, hot dice on or off, reroll-all with or without
     must-beat, voluntary bust, bust penalties, the nothing bonus, the all-dice bonus, the
-    final round, six-of-a-kind wins, the who-starts roll, the horizon), up to eight dice; the
+    final round, six-of-a-kind wins on the roll, the who-starts roll, a fixed number of rounds,
+    the horizon), up to eight dice; the
     exact target (overshoot, roll for nothing, finishers, split vote, roll-off order and
     roll-offs); and carry-over rules with hot dice: Progressive, whose 204 dice states are
     tabled ahead, and Trippn, whose dice states never close and whose rows are built on
@@ -545,6 +552,9 @@ def _cfg(rules: Rules, catalog: ActionCatalog) -> np.ndarray:
     cfg[K.CFG_ACT_FIRST] = _action_id(catalog, "roll_first")
     cfg[K.CFG_ACT_LAST] = _action_id(catalog, "roll_last")
     cfg[K.CFG_TRIPPN] = int(rules.trippn)
+    cfg[K.CFG_ROUNDS] = rules.rounds
+    cfg[K.CFG_SIX_KIND] = int(rules.six_kind_wins)
+    cfg[K.CFG_SCALE] = score_scale(rules)
     return cfg
 
 

@@ -1,0 +1,210 @@
+"""The two-player game of a fixed number of rounds, solved exactly by backward induction.
+
+With ``rules.rounds = N`` a two-player game lasts at most ``2N`` turns, so the win probability
+is a finite-horizon problem: ``V[k, a, b]`` is the probability that the player about to start a
+turn wins, with ``k`` turns left in the game counting this one (``k = 2N - turns played``), a
+banked score of ``a`` against the opponent's ``b`` (units of the roll tables; 0 means not on
+the board when there is an entry threshold). Every turn moves to layer ``k - 1``, so there are
+no cycles and no iteration: each value is one in-turn pass of
+:func:`greed_env.solver.kernels.turn_dp` over the layer below, and layers are solved from
+``k = 1`` up.
+
+What banking ``t`` points (score ``s = a + t``) is worth to the mover:
+
+* on the last turn (``k = 1``): 1 if ``s > b``, 0.5 on a tie (the pot is shared), else 0; a
+  bust compares ``a`` with ``b`` the same way;
+* reaching the target (``s >= target``) with turns left: the opponent's final turn, which must
+  beat ``s`` (``1 - g[s - b]``, :func:`~greed_env.solver.kernels.final_turn_values`), or a win
+  without a final round;
+* otherwise ``1 - V[k - 1, b, s]``; a bust is worth ``1 - V[k - 1, b, a]``.
+
+Above the target the mover banks at once from the first total where the opponent's final turn
+is so unlikely to succeed that rolling on cannot pay (the bound of
+:func:`~greed_env.solver.kernels.duel_margin`: a roll busts with probability at least
+``p_min``); where that bound is void the cap stops where the final turn succeeds with
+probability below ``eps``, which bounds the error (``meta["cap_error_bound"]``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from greed_env.rules.config import Rules
+from greed_env.solver import kernels
+from greed_env.solver.model import SolverError, check_supported, needs_full_tables, roll_tables
+from greed_env.solver.objectives import DEFAULT_TOL, cap_eps, final_round_tables
+from greed_env.solver.table import SolverTable
+
+__all__ = [
+    "bust_value",
+    "check_rounds_supported",
+    "rounds_bank_values",
+    "rounds_duel_solve",
+    "rounds_margin",
+    "solve_rounds_duel",
+    "turns_left",
+]
+
+
+@njit(cache=True)
+def _compare(a: int, b: int) -> float:
+    if a > b:
+        return 1.0
+    if a == b:
+        return 0.5
+    return 0.0
+
+
+@njit(cache=True)
+def bust_value(k: int, a: int, b: int, v: np.ndarray) -> float:
+    """Value for the mover at ``a`` against ``b`` of a turn that ends without banking."""
+    if k == 1:
+        return _compare(a, b)
+    return 1.0 - v[k - 1, b, a]
+
+
+@njit(cache=True)
+def rounds_bank_values(k: int, a: int, b: int, target: int, margin: int, need: int, final_round: bool, v: np.ndarray, g_in: np.ndarray, g_out: np.ndarray, max_keep: int, min_cap: int) -> Any:
+    """Cap ``T`` and the bank values / legality of the mover at ``a`` against ``b`` with ``k``
+    turns left (units). ``margin``: with a final round, totals from ``target - a + margin`` on
+    bank at once; ``min_cap``: the smallest cap wanted (to cover a turn total already held)."""
+    if k == 1:
+        t_cap = max(b - a + 1, need, 1, min_cap)
+    else:
+        t_cap = max(target - a + (margin if final_round else 0), need, 1, min_cap)
+    size = t_cap + max_keep + 1
+    bank_val = np.empty(size)
+    bank_ok = np.empty(size, dtype=np.bool_)
+    gfin = g_out if b == 0 else g_in
+    for t in range(size):
+        bank_ok[t] = t >= 1 and t >= need
+        sc = a + t
+        if k == 1:
+            bank_val[t] = _compare(sc, b)
+        elif sc < target:
+            bank_val[t] = 1.0 - v[k - 1, b, sc]
+        elif final_round:
+            xx = sc - b
+            bank_val[t] = 1.0 - (gfin[xx] if xx < gfin.shape[0] else 0.0)
+        else:
+            bank_val[t] = 1.0
+    return t_cap, bank_val, bank_ok
+
+
+@njit(cache=True)
+def rounds_margin(k: int, a: int, b: int, target: int, final_round: bool, p_min: float, eps: float, v: np.ndarray, g_in: np.ndarray, g_out: np.ndarray) -> int:
+    """Excess over the target from which banking is provably optimal (see the module text)."""
+    if k == 1 or not final_round:
+        return 0
+    gfin = g_out if b == 0 else g_in
+    return kernels.duel_margin(b, target, 1.0 - bust_value(k, a, b, v), p_min, gfin, eps)
+
+
+@njit(cache=True)
+def _rounds_value(k: int, a: int, b: int, v: np.ndarray, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: bool) -> float:
+    num_dice = tab[0]
+    need = max(min_bank, thr if a == 0 else 0)
+    margin = rounds_margin(k, a, b, target, final_round, p_min, eps, v, g_in, g_out)
+    t_cap, bank_val, bank_ok = rounds_bank_values(k, a, b, target, margin, need, final_round, v, g_in, g_out, tab[10], 0)
+    size = bank_val.shape[0]
+    shape = size * (num_dice + 1)
+    c = np.empty(shape)
+    d = np.empty(shape)
+    r = np.empty(shape)
+    dr = np.empty(shape)
+    w = np.zeros(size)
+    dw = np.zeros(size)
+    x = bust_value(k, a, b, v)
+    kernels.turn_dp(t_cap, tab, bank_val, bank_ok, np.zeros(num_dice + 1), x, reroll, c, d, r, dr, w, dw)
+    return c[num_dice]
+
+
+@njit(cache=True, parallel=True)
+def rounds_duel_solve(turns: int, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: bool) -> Any:
+    """``V[k, a, b]`` for ``k = 1 .. turns`` (layer 0 unused), both scores below the target.
+
+    Every pair is solved in every layer, also those no game reaches (at ``k = turns`` only
+    ``(0, 0)`` is), so that advice on any position is right.
+    """
+    v = np.zeros((turns + 1, target, target))
+    for k in range(1, turns + 1):
+        for q in prange(target * target):
+            a = q // target
+            b = q % target
+            v[k, a, b] = _rounds_value(k, a, b, v, target, thr, min_bank, final_round, g_in, g_out, p_min, eps, tab, reroll)
+    return v
+
+
+def turns_left(rules: Rules, turns_played: int, num_players: int = 2) -> int:
+    """Turns left in a game of ``rules.rounds`` rounds, counting the one being played."""
+    return rules.rounds * num_players - turns_played
+
+
+def check_rounds_supported(rules: Rules) -> None:
+    """Raise :class:`SolverError` naming what the rounds solver does not model."""
+    check_supported(rules, "duel")
+    bad = []
+    if rules.rounds <= 0:
+        bad.append("rules without a fixed number of rounds (use the duel solver)")
+    if rules.target <= 0:
+        bad.append("a rounds game without a target (target=0: the scores have no bound)")
+    if rules.exact_target:
+        bad.append("exact_target=True")
+    if rules.bust_penalty_after and rules.bust_penalty:
+        bad.append("a bust penalty")
+    if rules.tie_rule != "shared":
+        bad.append(f"tie_rule={rules.tie_rule!r}")
+    if rules.max_players < 2:
+        bad.append("rules not played by two players")
+    if bad:
+        raise SolverError("the rounds solver does not model " + ", ".join(bad))
+
+
+def solve_rounds_duel(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
+    """Probability that the player to move wins a two-player game of ``rules.rounds`` rounds.
+
+    ``tol`` sets the cap error bound above the target (``cap_eps(tol)``); there is no
+    iteration to converge.
+    """
+    check_rounds_supported(rules)
+    t0 = time.perf_counter()
+    tb = roll_tables(rules, needs_full_tables(rules, "duel"))
+    unit = tb.unit
+    target = -(-rules.target // unit)
+    thr = -(-rules.entry_threshold // unit)
+    mb = -(-rules.min_bank // unit)
+    p_min = float(min(tb.p_bust[1:]))
+    eps = cap_eps(tol)
+    if rules.final_round:
+        x_max = 6 * target + tb.max_keep
+        g_in, g_out = final_round_tables(rules, tb, x_max)
+        while p_min <= 0.0 and max(g_in[-1], g_out[-1]) > eps and x_max < 200 * target:
+            x_max *= 2
+            g_in, g_out = final_round_tables(rules, tb, x_max)
+    else:
+        g_in = g_out = np.zeros(1)
+    turns = 2 * rules.rounds
+    v = rounds_duel_solve(
+        turns, target, thr, mb, rules.final_round, g_in, g_out, p_min, eps, tb.kernel_tables(), rules.reroll_all
+    )
+    arrays: dict[str, np.ndarray] = {"win": v}
+    if rules.final_round:
+        arrays.update(final_entered=g_in, final_not_entered=g_out)
+    head = float(v[turns, 0, 0])
+    meta: dict[str, Any] = {
+        "unit": unit,
+        "tolerance": tol,
+        "rounds": rules.rounds,
+        "turns": turns,
+        "headline": head,
+        "headline_label": f"first player's win probability at the start ({rules.rounds} rounds)",
+        "p_min_bust": p_min,
+        "cap_error_bound": eps if rules.final_round else 0.0,
+        "full_tables": tb.full,
+        "elapsed_s": time.perf_counter() - t0,
+    }
+    return SolverTable(rules, "duel", arrays, meta)
