@@ -121,7 +121,9 @@ class Part(NamedTuple):
 
 
 class KeepResult(NamedTuple):
-    """The reading of a keep: points, the carry-over after it, its parts, instant win."""
+    """The reading of a keep: points, the carry-over after it, its parts, and ``wins``: six of
+    one face under ``six_kind_wins``. The engine ends the game on the roll that shows them
+    (``apply_roll``), before any keep; ``wins`` tells a reader such as ``greed score``."""
 
     score: int
     carry: Carry
