@@ -36,7 +36,7 @@ from numba import njit, prange
 from greed_env.rules.config import Rules
 from greed_env.solver import kernels
 from greed_env.solver.model import SolverError, check_supported, needs_full_tables, roll_tables
-from greed_env.solver.objectives import DEFAULT_TOL, cap_eps, final_round_tables
+from greed_env.solver.objectives import DEFAULT_TOL, cap_eps, final_round_tables, reroll_mode
 from greed_env.solver.table import SolverTable
 
 __all__ = [
@@ -105,7 +105,7 @@ def rounds_margin(k: int, a: int, b: int, target: int, final_round: bool, p_min:
 
 
 @njit(cache=True)
-def _rounds_value(k: int, a: int, b: int, v: np.ndarray, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: bool) -> float:
+def _rounds_value(k: int, a: int, b: int, v: np.ndarray, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: int) -> float:
     num_dice = tab[0]
     need = max(min_bank, thr if a == 0 else 0)
     margin = rounds_margin(k, a, b, target, final_round, p_min, eps, v, g_in, g_out)
@@ -124,7 +124,7 @@ def _rounds_value(k: int, a: int, b: int, v: np.ndarray, target: int, thr: int, 
 
 
 @njit(cache=True, parallel=True)
-def rounds_duel_solve(turns: int, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: bool) -> Any:
+def rounds_duel_solve(turns: int, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: int) -> Any:
     """``V[k, a, b]`` for ``k = 1 .. turns`` (layer 0 unused), both scores below the target.
 
     Every pair is solved in every layer, also those no game reaches (at ``k = turns`` only
@@ -189,7 +189,7 @@ def solve_rounds_duel(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
         g_in = g_out = np.zeros(1)
     turns = 2 * rules.rounds
     v = rounds_duel_solve(
-        turns, target, thr, mb, rules.final_round, g_in, g_out, p_min, eps, tb.kernel_tables(), rules.reroll_all
+        turns, target, thr, mb, rules.final_round, g_in, g_out, p_min, eps, tb.kernel_tables(), reroll_mode(rules)
     )
     arrays: dict[str, np.ndarray] = {"win": v}
     if rules.final_round:
