@@ -189,10 +189,16 @@ def test_greed_reroll_all_failure_scores_zero() -> None:
     turn'. The bar is the turn total plus the best keep of the abandoned roll."""
     r = preset("greed")
     s = at_scores(r, (1000, 0))
-    s = run(r, s, (5, 5, 5, 2, 3, 4), "keep:5,5,5", "roll", (1, 2, 3))
-    s = run(r, s, "reroll_all")
-    assert s.bar == 600
+    s = run(r, s, (5, 5, 5, 2, 3, 4), "reroll_all")  # the first roll: 500 given up
+    assert s.bar == 500
     s = run(r, s, (1, 1, 5, 2, 3, 4))
+    assert s.player == 1 and s.scores == (1000, 0) and "does not beat 500" in s.event
+    anytime = preset("greed", reroll_all_any_time=True)
+    s = at_scores(anytime, (1000, 0))
+    s = run(anytime, s, (5, 5, 5, 2, 3, 4), "keep:5,5,5", "roll", (1, 2, 3))
+    s = run(anytime, s, "reroll_all")
+    assert s.bar == 600
+    s = run(anytime, s, (1, 1, 5, 2, 3, 4))
     assert s.player == 1 and s.scores == (1000, 0) and "does not beat 600" in s.event
 
 
@@ -208,7 +214,7 @@ def test_greed_reroll_all_free_retry_variant() -> None:
 def test_reroll_all_gives_up_the_come_in_keep() -> None:
     """Regression: with entry_scope='roll', rerolling all kept the 'one keep scored the
     threshold' mark of the keep it threw away, so a free retry could come in with 100."""
-    r = preset("greed", entry_scope="roll", reroll_all_must_beat=False)
+    r = preset("greed", entry_scope="roll", reroll_all_must_beat=False, reroll_all_any_time=True)
     s = run(r, new_game(r, 2, first_player=0), (5, 5, 5, 2, 3, 4), "keep:5,5,5", "roll", (1, 2, 3))
     s = run(r, s, "reroll_all", (1, 2, 3, 4, 6, 6), "keep:1")
     assert s.turn_total == 100 and not s.entry_met

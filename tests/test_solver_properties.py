@@ -78,8 +78,23 @@ def test_value_after_a_keep_never_decreases_in_points(name: str) -> None:
                 worst = min(worst, low)
             else:
                 assert low >= -1e-12, (table.objective, scores, low)
-    if rules.final_round or rules.reroll_all:
+    if rules.final_round or (rules.reroll_all and rules.reroll_all_any_time):
         assert worst < -1e-3, "final round / reroll-all make values non-monotone: full tables"
+    elif rules.reroll_all:
+        # a reroll of the first roll only: no later reroll reads the points kept, so the value
+        # after a keep is monotone again (the full tables stay, and give the same values)
+        assert worst >= -1e-12, worst
+
+
+def test_any_time_reroll_makes_values_non_monotone() -> None:
+    """Greed's reroll after later keeps (reroll_all_any_time): more points kept raise the bar of
+    a later reroll, so the value after a keep can fall with more points."""
+    rules = preset("greed", target=1000, reroll_all_any_time=True)
+    table = solve(rules, "turn")
+    tb = roll_tables(rules, needs_full_tables(rules, "turn"))
+    ctx = turn_context(table, rules, _states(rules, (600, 700), (True, True)))
+    c = turn_arrays(rules, tb, ctx.t_cap, ctx.bank_val, ctx.bank_ok, ctx.x, ctx.tail)["c"]
+    assert np.diff(c[:, 1:], axis=0).min() < -1e-3
 
 
 def test_progressive_turn_values_never_decrease_in_points() -> None:

@@ -21,10 +21,10 @@ Two readings exist:
      order you tap it in");
   3. any other die joins the *pending* dice, and what it completes locks at once: a set at its
      third die, a large straight when the pending and held dice show every face, a small
-     straight when the pending dice hold one, four pairs when working three pairs meet a new
-     face's second die, three pairs when a third face has two;
-  4. when the keep ends, held dice grow their sets and the pending dice are read as a multiset
-     into singles, listed pairs and fills of a small straight made on an earlier keep.
+     straight when the pending dice hold one, three pairs when a third face has two;
+  4. when the keep ends, held dice grow their sets and the pending dice are read as a multiset,
+     best reading first, into singles, listed pairs, fills of a small straight made on an
+     earlier keep, and a new pair that makes working three pairs four pairs.
 
   Small straights, three pairs and sets made in a keep stay *working* (the carry-over) for the
   rest of the turn; an and-roll clears them unless the rules are Trippn.
@@ -441,13 +441,13 @@ def _explain_tap_failure(rules: Rules, taps: tuple[int, ...], carry: Carry) -> s
         d = i + 1
         if t.held[i] and rules.set_value(d, t.sets[i] + 1) <= rules.set_value(d, t.sets[i]):
             dead[i] += t.held[i]
-    if _best_partition(rules, t.pending, False, carry.fills, ()) is not None:
+    if _best_partition(rules, t.pending, False, carry.fills, t.pairs) is not None:
         removals: list[Counts] = []
     else:
         removals = sorted(_submultisets(t.pending), key=sum)
     for removed in removals:
         rest = tuple(c - r for c, r in zip(t.pending, removed, strict=True))
-        if _best_partition(rules, rest, False, carry.fills, ()) is not None:  # type: ignore[arg-type]
+        if _best_partition(rules, rest, False, carry.fills, t.pairs) is not None:  # type: ignore[arg-type]
             dead = [a + b for a, b in zip(dead, removed, strict=True)]
             break
     dice = _dice_of(tuple(dead))  # type: ignore[arg-type]
@@ -491,7 +491,6 @@ class _Tapping(NamedTuple):
     parts: tuple[Part, ...]
     open_fills: tuple[int, ...]  # fill faces of straights locked in this keep, not yet filled
     pairs: tuple[int, ...]  # faces of working three pairs (the carry's, or locked in this keep)
-    upgraded: bool  # working three pairs became four pairs in this keep
     reading: str  # the strongest kind locked so far: "", "pairs", "small" or "large"
 
 
@@ -521,7 +520,7 @@ def _straight_points(rules: Rules, counts: Counts) -> int:
 
 def _tap_start(carry: Carry) -> _Tapping:
     zero = (0, 0, 0, 0, 0, 0)
-    return _Tapping(carry.sets, zero, zero, 0, (), (), carry.pairs, False, "")
+    return _Tapping(carry.sets, zero, zero, 0, (), (), carry.pairs, "")
 
 
 def _tap(rules: Rules, t: _Tapping, d: int) -> _Tapping:
@@ -575,16 +574,6 @@ def _tap(rules: Rules, t: _Tapping, d: int) -> _Tapping:
                 )
         return t
     if n == 2:
-        if t.pairs and d not in t.pairs and not t.upgraded and rules.four_pairs:
-            gain = _pairs_value(rules, (*t.pairs, d)) - _pairs_value(rules, t.pairs)
-            if gain > 0:
-                return t._replace(
-                    pending=_bump(pending, i, -2),
-                    score=t.score + gain,
-                    parts=(*t.parts, Part(f"pair of {d}s makes four pairs", (d, d), gain)),
-                    pairs=(),
-                    upgraded=True,
-                )
         faces = tuple(f for f in FACES if pending[f - 1] >= 2)
         if len(faces) == 3 and rules.num_dice >= 2 * 3:
             value = _pairs_value(rules, faces)
@@ -595,7 +584,6 @@ def _tap(rules: Rules, t: _Tapping, d: int) -> _Tapping:
                     score=t.score + value,
                     parts=(*t.parts, Part(f"three pairs {'-'.join(map(str, faces))}", _dice_of(used), value)),
                     pairs=faces,
-                    upgraded=False,
                     reading=_strongest(t.reading, "pairs"),
                 )
     return t
@@ -645,7 +633,7 @@ def _tap_finish(rules: Rules, t: _Tapping, carry: Carry) -> tuple[KeepResult, st
             sets[i] += 1
             score += gain
             parts.append(Part(f"{d} added to set", (d,), gain))
-    reading = _best_partition(rules, t.pending, False, carry.fills, ())
+    reading = _best_partition(rules, t.pending, False, carry.fills, t.pairs)
     if reading is None:
         return None
     score += reading.score
@@ -656,7 +644,9 @@ def _tap_finish(rules: Rules, t: _Tapping, carry: Carry) -> tuple[KeepResult, st
             fills.discard(p.dice[0])
     fills.update(t.open_fills)
     new_carry = Carry(
-        (sets[0], sets[1], sets[2], sets[3], sets[4], sets[5]), tuple(sorted(fills)), t.pairs
+        (sets[0], sets[1], sets[2], sets[3], sets[4], sets[5]),
+        tuple(sorted(fills)),
+        () if reading.upgraded else t.pairs,
     )
     return KeepResult(score, new_carry, tuple(parts)), t.reading
 
