@@ -330,7 +330,7 @@ def test_trippn_roll_off_lock_in_wins_like_the_reference() -> None:
 
 def test_trippn_endgames_follow_the_reference() -> None:
     rules = preset("trippn", target=500, rolloff_horizon=2)
-    seen = _play_both(rules, 5, n_games=24, n_steps=260, seed=2, steer=0.7)
+    seen = _play_both(rules, 5, n_games=24, n_steps=260, seed=5, steer=0.7)
     assert seen["won by going out"] > 5 and seen["rolls for nothing"] > 50, seen
     assert seen["SPLIT"] > 0 and seen["roll-off decisions"] > 0, seen
 
