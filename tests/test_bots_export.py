@@ -23,9 +23,9 @@ from greed_env.bots.policy_bots import (
     CorruptBotError,
     ObsSpecMismatchError,
     OnnxBot,
-    PPOBot,
     RulesMismatchError,
 )
+from greed_env.bots.sb3_backend import PPOBot
 from greed_env.bots.tournament import play_game
 from greed_env.cli import main as greed_main
 from greed_env.envs.observation import OBS_SPEC_VERSION

@@ -47,7 +47,7 @@ _LAZY = {
     "CorruptBotError": "greed_env.bots.policy_bots",
     "ObsSpecMismatchError": "greed_env.bots.policy_bots",
     "OnnxBot": "greed_env.bots.policy_bots",
-    "PPOBot": "greed_env.bots.policy_bots",
+    "PPOBot": "greed_env.bots.sb3_backend",
     "RulesMismatchError": "greed_env.bots.policy_bots",
     "export_model": "greed_env.bots.export",
     "hint_lines": "greed_env.bots.hints",

@@ -24,7 +24,6 @@ import datetime as _dt
 import hashlib
 import json
 import warnings
-import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,32 +35,28 @@ from greed_env.bots.base import RandomBot, ThresholdBot
 from greed_env.bots.policy_bots import (
     CARD_FORMAT,
     CARD_VERSION,
-    BotLoadError,
     CatalogMismatchError,
     CorruptBotError,
     ObsSpecMismatchError,
     OnnxBot,
-    RulesMismatchError,
     read_card,
 )
-from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog, catalog_version
+from greed_env.bots.sb3_backend import find_training_card, load_sb3_model, resolve_model_rules
+from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import (
     OBS_DIM,
     OBS_SPEC_VERSION,
     encode_observation,
-    spec_version_reads,
 )
 from greed_env.files import atomic_write_bytes, atomic_write_text
 from greed_env.rules import (
     Rules,
-    RulesError,
     State,
     apply,
     apply_roll,
     is_chance,
     is_over,
     new_game,
-    resolve_rules,
     sample_roll,
 )
 
@@ -90,114 +85,6 @@ ONNX_OUTPUT = "logits"
 
 def _write_card(path: Path, card: Mapping[str, Any]) -> Path:
     return atomic_write_text(path, json.dumps(card, indent=2, sort_keys=False) + "\n")
-
-
-# ------------------------------------------------------------------------------------------
-# models and their training cards
-
-
-def find_training_card(model_path: str | Path) -> Path | None:
-    """The training card of an SB3 model file: ``model.json`` beside ``model.zip`` (or None)."""
-    p = Path(model_path)
-    for candidate in (p.with_suffix(".json"), p.parent / (p.name + ".json"), p.parent / "card.json"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _read_training_card(model_path: Path) -> dict[str, Any]:
-    path = find_training_card(model_path)
-    if path is None:
-        return {}
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptBotError(f"training card {path}: not valid JSON ({exc})") from None
-    if not isinstance(card, dict):
-        raise CorruptBotError(f"training card {path}: expected a JSON object")
-    card.setdefault("_path", path.name)
-    return card
-
-
-def load_sb3_model(path: str | Path) -> tuple[Any, dict[str, Any]]:
-    """A MaskablePPO model loaded on the CPU, and its training card (``{}`` when none).
-
-    Raises:
-        CorruptBotError: missing file, not an SB3 zip, or a zip SB3 cannot load.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise CorruptBotError(f"model file {p} does not exist")
-    try:
-        with zipfile.ZipFile(p) as zf:
-            names = set(zf.namelist())
-            bad = zf.testzip()
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise CorruptBotError(f"model file {p}: not a readable zip ({exc})") from None
-    if bad is not None:
-        raise CorruptBotError(f"model file {p}: member {bad!r} fails its CRC check (truncated or edited)")
-    if "data" not in names or "policy.pth" not in names:
-        raise CorruptBotError(f"model file {p}: a zip without data/policy.pth is not an SB3 model")
-    card = _read_training_card(p)
-    from sb3_contrib import MaskablePPO
-
-    try:
-        model = MaskablePPO.load(p, device="cpu")
-    except Exception as exc:
-        raise CorruptBotError(f"model file {p}: MaskablePPO cannot load it: {exc}") from None
-    return model, card
-
-
-def resolve_model_rules(card: Mapping[str, Any], rules: Rules | None, where: str) -> Rules:
-    """The rules a model plays: its training card's, checked against ``rules`` when both exist.
-
-    The card may give ``rules`` as a :meth:`Rules.to_dict` dict or a preset name, and
-    ``rules_fingerprint``, ``obs_spec_version`` and ``action_catalog_version``.
-
-    Raises:
-        BotLoadError: no rules anywhere; :class:`RulesMismatchError`,
-            :class:`ObsSpecMismatchError`, :class:`CatalogMismatchError` on a mismatch;
-            :class:`CorruptBotError` when the card's rules do not build.
-    """
-    card_rules: Rules | None = None
-    raw = card.get("rules")
-    try:
-        if isinstance(raw, Mapping):
-            card_rules = Rules.from_dict(dict(raw))
-        elif isinstance(raw, str):
-            card_rules = resolve_rules(raw, **dict(card.get("rules_overrides") or {}))
-    except (RulesError, TypeError, ValueError) as exc:
-        raise CorruptBotError(f"{where}: the training card's rules do not build: {exc}") from None
-    fp = card.get("rules_fingerprint")
-    if card_rules is not None and fp is not None and fp != card_rules.fingerprint:
-        raise CorruptBotError(
-            f"{where}: training card fingerprint {fp!r} does not match its rules ({card_rules.fingerprint!r})"
-        )
-    read_rules = rules if rules is not None else card_rules
-    version = card.get("obs_spec_version", OBS_SPEC_VERSION)
-    if version != OBS_SPEC_VERSION and (read_rules is None or not spec_version_reads(version, read_rules)):
-        raise ObsSpecMismatchError(
-            f"{where}: trained on observation spec v{card['obs_spec_version']}, "
-            f"this greed_env encodes v{OBS_SPEC_VERSION}"
-        )
-    known = rules if rules is not None else card_rules
-    built = catalog_version(known) if known is not None else ACTION_CATALOG_VERSION
-    if card.get("action_catalog_version", built) != built:
-        raise CatalogMismatchError(
-            f"{where}: trained on action catalog v{card['action_catalog_version']}, "
-            f"this greed_env builds v{built} for these rules"
-        )
-    if rules is not None:
-        want = fp or (card_rules.fingerprint if card_rules is not None else None)
-        if want is not None and want != rules.fingerprint:
-            raise RulesMismatchError(
-                f"{where}: trained for rules {getattr(card_rules, 'name', '?')!r} (fingerprint "
-                f"{want}), asked for {rules.name!r} (fingerprint {rules.fingerprint})"
-            )
-        return rules
-    if card_rules is None:
-        raise BotLoadError(f"{where}: no training card names its rules; pass the rules explicitly (--rules)")
-    return card_rules
 
 
 def _check_spaces(model: Any, rules: Rules, where: str) -> ActionCatalog:

@@ -24,7 +24,8 @@ fields missing, checksum mismatch, ONNX parse failure, graph shape not as the ca
 action catalog of this greed_env differs from the bot's).
 
 This module imports neither torch nor onnxruntime at import time: :class:`OnnxBot` needs only
-onnxruntime and numpy, :class:`PPOBot` imports sb3-contrib (and torch) when built.
+onnxruntime and numpy; the SB3 model bot, :class:`~greed_env.bots.sb3_backend.PPOBot`, lives
+in :mod:`greed_env.bots.sb3_backend`.
 """
 
 from __future__ import annotations
@@ -61,7 +62,6 @@ __all__ = [
     "CorruptBotError",
     "ObsSpecMismatchError",
     "OnnxBot",
-    "PPOBot",
     "RulesMismatchError",
     "batch_moves",
     "check_compatible",
@@ -112,7 +112,7 @@ def batch_moves(bot: Bot, rules: Rules, states: Sequence[State], rng: np.random.
     """The bot's moves in ``states``, batched where the bot can take a batch.
 
     Observation policies (:class:`~greed_env.bots.policy_bots.OnnxBot`,
-    :class:`~greed_env.bots.policy_bots.PPOBot`: ``act_batch(observations, masks)``) and
+    :class:`~greed_env.bots.sb3_backend.PPOBot`: ``act_batch(observations, masks)``) and
     training snapshots (:class:`~greed_env.train.policy.PolicyBot`: ``act_ids``) are asked for
     the whole batch at once (greedy: a sampling ``OnnxBot`` goes one position at a time); any
     other bot one position at a time with ``rng``.
@@ -436,66 +436,3 @@ def _session(model: bytes, threads: int, where: str) -> tuple[Any, str, str]:
             f"{len(inputs)} inputs and {len(outputs)} outputs"
         )
     return session, inputs[0].name, outputs[0].name
-
-
-class PPOBot:
-    """A MaskablePPO model (SB3 ``.zip``) playing greedily: ``predict(..., deterministic=True)``.
-
-    Needs sb3-contrib and torch (``pip install greed-env[train]``), imported when the bot is
-    built. ``rules`` is required unless the model's training card (see
-    :func:`greed_env.bots.export.find_training_card`) names them.
-
-    Raises:
-        BotLoadError: rules unknown, or the model's spaces do not fit the observation spec and
-            the action catalog of ``rules``; versions in the training card differ from this
-            greed_env's.
-    """
-
-    def __init__(
-        self, path: str | Path, rules: Rules | None = None, *, name: str | None = None
-    ) -> None:
-        from greed_env.bots.export import load_sb3_model, resolve_model_rules
-
-        self.path = Path(path)
-        self.name = name or f"ppo:{self.path.name}"
-        self.model, self.training_card = load_sb3_model(self.path)
-        self.rules = resolve_model_rules(self.training_card, rules, where=f"model {self.path}")
-        self.catalog = ActionCatalog(self.rules)
-        n_actions = int(self.model.action_space.n)
-        if n_actions != self.catalog.n:
-            raise CatalogMismatchError(
-                f"model {self.path}: {n_actions} actions, the {self.rules.name} catalog "
-                f"v{self.catalog.version} has {self.catalog.n}"
-            )
-        obs_shape = tuple(self.model.observation_space.shape or ())
-        if obs_shape != (OBS_DIM,):
-            raise ObsSpecMismatchError(
-                f"model {self.path}: observation shape {obs_shape}, spec v{OBS_SPEC_VERSION} has ({OBS_DIM},)"
-            )
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """``MaskablePPO.predict(obs, action_masks=masks, deterministic=True)`` for a batch."""
-        actions, _ = self.model.predict(
-            np.asarray(observations, dtype=np.float32),
-            action_masks=np.asarray(masks).astype(bool),
-            deterministic=True,
-        )
-        return np.asarray(actions, dtype=np.int64).reshape(-1)
-
-    def act_obs(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """The model's deterministic masked action for one observation."""
-        return int(self.act_batch(np.asarray(observation)[None, :], np.asarray(action_mask)[None, :])[0])
-
-    def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
-        """The model's move for ``state.player``.
-
-        Raises:
-            RulesMismatchError: ``rules`` differ from the model's rules.
-        """
-        if rules.fingerprint != self.rules.fingerprint:
-            raise RulesMismatchError(rules_mismatch_message(f"model {self.path}", self.rules, rules))
-        mask, moves = self.catalog.legal(state)
-        return moves[self.act_obs(encode_observation(rules, state), mask)]
-
-    def __repr__(self) -> str:
-        return f"PPOBot({str(self.path)!r}, rules={self.rules.name!r})"

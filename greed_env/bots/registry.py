@@ -25,7 +25,7 @@ A bot ``<rules>/<name>`` is the pair ``<folder>/<rules>/<name>.json`` (its card)
 A spec may carry the ``bot:`` prefix (as in ``greed play --players human,bot:ten_thousand/
 ppo-turn``), be a bare name (``optimal-duel``, ``threshold-500``: built for the ``rules``
 passed to :func:`load`), the factory's ``threshold:N``, or a file: a bot card ``.json``, an
-``.onnx`` beside its card, or an SB3 ``.zip`` (:class:`~greed_env.bots.policy_bots.PPOBot`).
+``.onnx`` beside its card, or an SB3 ``.zip`` (:class:`~greed_env.bots.sb3_backend.PPOBot`).
 
 >>> from greed_env.rules import preset
 >>> load("bot:ten_thousand/threshold-500").bank_at
@@ -57,11 +57,12 @@ from greed_env.bots.policy_bots import (
     BotLoadError,
     CorruptBotError,
     OnnxBot,
-    PPOBot,
     RulesMismatchError,
     read_card,
     rules_mismatch_message,
 )
+from greed_env.bots.sb3_backend import PPOBot
+from greed_env.bots.summary import summarize_card
 from greed_env.rules import Move, Rules, State, preset, preset_names
 
 __all__ = [
@@ -463,8 +464,6 @@ _OPTIMAL_DESCRIPTIONS = {
 
 
 def _card_info(bot_id: str, rn: str, name: str, path: Path, rating: str) -> BotInfo:
-    from greed_env.bots.tournament import summarize_card
-
     try:
         card = read_card(path)
     except BotLoadError as exc:

@@ -26,7 +26,7 @@ import io
 import math
 import multiprocessing as mp
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.base import Bot
+from greed_env.bots.summary import summarize_card, summarize_evaluation
+from greed_env.files import atomic_write_text
 from greed_env.rules import Rules, apply, apply_roll, is_chance, is_over, new_game, sample_roll
 
 __all__ = [
@@ -377,7 +379,6 @@ class TournamentResult:
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write ``tournament.md``, ``standings.csv`` and ``pairs.csv`` (atomically) to ``out_dir``."""
-        from greed_env.bots.export import atomic_write_text
 
         out = Path(out_dir)
         return [
@@ -587,34 +588,3 @@ def _elo_gap(rate: float, cap: float = 1200.0) -> float:
     if rate >= 1.0:
         return cap
     return max(-cap, min(cap, 400.0 * math.log10(rate / (1.0 - rate))))
-
-
-def summarize_card(card: Mapping[str, Any]) -> str:
-    """The measured strength stated by a bot card: the training run's own evaluation (for
-    example points per turn beside the optimum) and the card's match records."""
-    parts = []
-    training = card.get("training")
-    ev = training.get("evaluation") if isinstance(training, Mapping) else None
-    if isinstance(ev, Mapping) and isinstance(ev.get("mean"), int | float):
-        units = ev.get("units", "")
-        text = f"{ev.get('objective', 'objective')}: {ev['mean']:.3g} ± {float(ev.get('ci95', 0.0)):.2g} {units}"
-        if isinstance(ev.get("optimal"), int | float):
-            text += f" (optimal {ev['optimal']:.4g})"
-        parts.append(text)
-    records = card.get("evaluation") or []
-    if records:
-        parts.append(summarize_evaluation(records))
-    return "; ".join(p for p in parts if p)
-
-
-def summarize_evaluation(records: Iterable[Mapping[str, Any]]) -> str:
-    """One line per the card's evaluation records, e.g. ``vs random 97.5% [96.1-98.4] (n=400)``."""
-    parts = []
-    for r in records:
-        if "score_rate" in r:
-            lo, hi = r.get("ci95", [0, 1])
-            parts.append(f"vs {r['opponent']} {100 * r['score_rate']:.1f}% [{100 * lo:.1f}-{100 * hi:.1f}] (n={r['games']})")
-        elif "mean_turn_score" in r:
-            lo, hi = r.get("ci95", [0, 0])
-            parts.append(f"turn score {r['mean_turn_score']:.0f} [{lo:.0f}-{hi:.0f}] (n={r['turns']})")
-    return "; ".join(parts)

@@ -150,7 +150,7 @@ def _export(args: argparse.Namespace) -> int:
         f"{res.positions - res.mismatches}/{res.positions} random positions "
         f"(max |logit diff| {res.max_abs_logit_diff:.2e})"
     )
-    from greed_env.bots.tournament import summarize_evaluation
+    from greed_env.bots.summary import summarize_evaluation
 
     if res.card.get("evaluation"):
         print("evaluation: " + summarize_evaluation(res.card["evaluation"]))
