@@ -61,6 +61,19 @@ def mask_obs_keys(mask_in_obs: bool | str) -> tuple[str, str] | None:
     )
 
 
+def observation_space(keys: tuple[str, str] | None, n_actions: int) -> spaces.Space[Any]:
+    """The observation space: the ``Box`` vector, or with ``keys`` the ``Dict`` of the vector
+    and the int8 action mask (``mask_in_obs``)."""
+    low, high = observation_bounds()
+    vector = spaces.Box(low, high, shape=(OBS_DIM,), dtype=np.float32)
+    if keys is None:
+        return vector
+    obs_key, mask_key = keys
+    return spaces.Dict(
+        {obs_key: vector, mask_key: spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8)}
+    )
+
+
 class GreedGymEnv(gym.Env[Any, np.int64]):
     """Common machinery of the greed_env Gymnasium environments (not registered itself)."""
 
@@ -91,17 +104,9 @@ class GreedGymEnv(gym.Env[Any, np.int64]):
         self.render_mode = render_mode
         self.catalog = ActionCatalog(self.rules)
         self.action_space = spaces.Discrete(self.catalog.n)
-        low, high = observation_bounds()
-        vector = spaces.Box(low, high, shape=(OBS_DIM,), dtype=np.float32)
-        self.observation_space: spaces.Space[Any] = vector
-        if self._obs_keys is not None:
-            obs_key, mask_key = self._obs_keys
-            self.observation_space = spaces.Dict(
-                {
-                    obs_key: vector,
-                    mask_key: spaces.Box(0, 1, shape=(self.catalog.n,), dtype=np.int8),
-                }
-            )
+        self.observation_space: spaces.Space[Any] = observation_space(
+            self._obs_keys, self.catalog.n
+        )
         self.state: State | None = None
         self._log = TurnLog()
         self._seat = 0

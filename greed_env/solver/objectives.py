@@ -328,6 +328,23 @@ def final_round_tables(rules: Rules, tb: RollTables, x_max: int) -> tuple[np.nda
     return g_in, g_out
 
 
+def final_round_caps(
+    rules: Rules, tb: RollTables, target: int, p_min: float, eps: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The opponent's last-turn tables (see :func:`final_round_tables`) up to a cap that holds:
+    ``6 * target`` past the best keep, doubled while no bust bound exists (``p_min`` 0) and the
+    last turn could still win more than ``eps`` at the cap. Without a final round, zeros."""
+    if not rules.final_round:
+        zero = np.zeros(1)
+        return zero, zero
+    x_max = 6 * target + tb.max_keep
+    g_in, g_out = final_round_tables(rules, tb, x_max)
+    while p_min <= 0.0 and max(g_in[-1], g_out[-1]) > eps and x_max < 200 * target:
+        x_max *= 2
+        g_in, g_out = final_round_tables(rules, tb, x_max)
+    return g_in, g_out
+
+
 def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None) -> SolverTable:
     """Probability that the player to move wins, from every pair of banked scores (2 players)."""
     check_supported(rules)
@@ -358,15 +375,7 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         meta.update(floor_points=lo * unit, sweeps=sweeps, last_change=change)
         arrays = {"win": v}
     else:
-        if rules.final_round:
-            x_max = 6 * target + tb.max_keep
-            g_in, g_out = final_round_tables(rules, tb, x_max)
-            # no bust bound (p_min 0): the cap needs the last turn's chances to fall below eps
-            while p_min <= 0.0 and max(g_in[-1], g_out[-1]) > cap_eps(tol) and x_max < 200 * target:
-                x_max *= 2
-                g_in, g_out = final_round_tables(rules, tb, x_max)
-        else:
-            g_in = g_out = np.zeros(1)
+        g_in, g_out = final_round_caps(rules, tb, target, p_min, cap_eps(tol))
         v, iters, margins, certified = kernels.duel_solve(
             target, thr, mb, rules.final_round, g_in, g_out, p_min, cap_eps(tol), tb.kernel_tables(),
             reroll_mode(rules), tol, _MAX_ITER,

@@ -36,7 +36,7 @@ from numba import njit, prange
 from greed_env.rules.config import Rules
 from greed_env.solver import kernels
 from greed_env.solver.model import SolverError, check_supported, needs_full_tables, roll_tables
-from greed_env.solver.objectives import DEFAULT_TOL, cap_eps, final_round_tables, reroll_mode
+from greed_env.solver.objectives import DEFAULT_TOL, cap_eps, final_round_caps, reroll_mode
 from greed_env.solver.table import SolverTable
 
 __all__ = [
@@ -179,14 +179,7 @@ def solve_rounds_duel(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
     mb = -(-rules.min_bank // unit)
     p_min = float(min(tb.p_bust[1:]))
     eps = cap_eps(tol)
-    if rules.final_round:
-        x_max = 6 * target + tb.max_keep
-        g_in, g_out = final_round_tables(rules, tb, x_max)
-        while p_min <= 0.0 and max(g_in[-1], g_out[-1]) > eps and x_max < 200 * target:
-            x_max *= 2
-            g_in, g_out = final_round_tables(rules, tb, x_max)
-    else:
-        g_in = g_out = np.zeros(1)
+    g_in, g_out = final_round_caps(rules, tb, target, p_min, eps)
     turns = 2 * rules.rounds
     v = rounds_duel_solve(
         turns, target, thr, mb, rules.final_round, g_in, g_out, p_min, eps, tb.kernel_tables(), reroll_mode(rules)

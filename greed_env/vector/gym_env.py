@@ -46,8 +46,7 @@ from gymnasium.vector.utils import batch_space
 
 from greed_env.bots.base import Bot
 from greed_env.envs.common import check_illegal_mode, env_rules
-from greed_env.envs.gym_base import mask_obs_keys
-from greed_env.envs.observation import OBS_DIM, observation_bounds
+from greed_env.envs.gym_base import mask_obs_keys, observation_space
 from greed_env.rules import IllegalMove, Rules
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import EpisodeBatch
@@ -83,17 +82,9 @@ class GreedVectorEnv(VectorEnv):
         self.illegal_action = check_illegal_mode(illegal_action)
         self.copy = copy
         self.render_mode = None
-        low, high = observation_bounds()
-        vector = spaces.Box(low, high, shape=(OBS_DIM,), dtype=np.float32)
-        self.single_observation_space: spaces.Space[Any] = vector
-        if self._obs_keys is not None:
-            obs_key, mask_key = self._obs_keys
-            self.single_observation_space = spaces.Dict(
-                {
-                    obs_key: vector,
-                    mask_key: spaces.Box(0, 1, shape=(self.catalog.n,), dtype=np.int8),
-                }
-            )
+        self.single_observation_space: spaces.Space[Any] = observation_space(
+            self._obs_keys, self.catalog.n
+        )
         self.single_action_space = spaces.Discrete(self.catalog.n)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
