@@ -78,7 +78,7 @@ def make_env(rules: Rules, num_players: int, pool_dir: str, pool_size: int, late
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run; returns its directory."""
     from greed_env.evaluation import evaluate
-    from greed_env.train.common import run_training
+    from greed_env.train.loop import run_training
     from greed_env.train.policy import NumpyPolicy, PolicyBot
     from greed_env.train.selfplay_env import snapshot_name
 

@@ -68,7 +68,7 @@ def make_env(rules: Rules, objective: str, reward_scale: float) -> gym.Env:
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run; returns its directory."""
     from greed_env.evaluation import evaluate
-    from greed_env.train.common import run_training
+    from greed_env.train.loop import run_training
     from greed_env.train.policy import PolicyBot
 
     rules = rules_from_args(args.rules, args.rules_set)

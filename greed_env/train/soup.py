@@ -81,9 +81,10 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
     """
     import torch
 
+    from greed_env.files import atomic_write_text
     from greed_env.rules import Rules
-    from greed_env.train.common import atomic_write_text, save_model_atomic
     from greed_env.train.policy import ModelFileError, check_card
+    from greed_env.train.runs import save_model_atomic
 
     paths = [Path(m) for m in models]
     if len(paths) < 2:
