@@ -15,8 +15,6 @@ from greed_env.train import duel, selfplay, solo
 from greed_env.train.args import build_parser, field_docs, parse_args, rules_from_args
 from greed_env.train.featurize import FeatureConfig, featurize
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def test_every_argument_has_a_docstring_and_parses() -> None:
     for module in (solo, duel, selfplay):
@@ -66,7 +64,7 @@ def test_cli_and_scripts_do_not_import_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     helped = subprocess.run(
-        [sys.executable, str(REPO / "training" / "solo.py"), "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "greed_env.train.solo", "--help"], capture_output=True, text=True, check=True
     )
     assert "--objective {turn,race}" in helped.stdout and "--resume" in helped.stdout
 

@@ -9,7 +9,7 @@ win share against ``--eval-opponent`` bots in every other seat (fair share ``1/p
 
 Example::
 
-    python training/selfplay.py --num-players 2 --total-timesteps 3000000
+    greed train selfplay --num-players 2 --total-timesteps 3000000
     greed train selfplay --num-players 4 --eval-opponent threshold:400
 """
 
@@ -133,7 +133,7 @@ def main(args: Args) -> Path:
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    return run_script(main, Args, argv, prog="selfplay.py")
+    return run_script(main, Args, argv, prog="greed train selfplay")
 
 
 if __name__ == "__main__":

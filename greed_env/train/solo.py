@@ -9,7 +9,7 @@ target is reached; the optimum is the solver's expected number of turns.
 
 Example::
 
-    python training/solo.py --objective turn --total-timesteps 300000
+    greed train solo --objective turn --total-timesteps 300000
     greed train solo --objective race --resume
 """
 
@@ -115,7 +115,7 @@ def main(args: Args) -> Path:
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    return run_script(main, Args, argv, prog="solo.py")
+    return run_script(main, Args, argv, prog="greed train solo")
 
 
 if __name__ == "__main__":
