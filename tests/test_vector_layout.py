@@ -90,3 +90,15 @@ def test_a_state_the_row_cannot_hold_is_refused() -> None:
     state = new_game(preset("ten_thousand"), 2)
     with pytest.raises(ValueError, match="piggy"):
         layout.encode_state(state._replace(piggy=(0, 300)), -1, 0)
+
+
+def test_every_kernel_is_cached_under_one_stamp_of_all_kernel_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    from greed_env.vector import jit
+    from greed_env.vector import kernels as K
+
+    for kernel in (K.batch_masks, K.step_parallel, K.decode_roll, K.threshold_action, K.turns_played):
+        assert kernel._cache._impl._locator.get_source_stamp() == jit.group_stamp()
+    before = jit.group_stamp.__wrapped__()
+    constants = layout.constants()
+    monkeypatch.setattr(layout, "constants", lambda: {**constants, "C_PHASE": constants["C_PHASE"] + 1})
+    assert jit.group_stamp.__wrapped__() != before  # a moved column recompiles every kernel
