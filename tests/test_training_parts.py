@@ -441,3 +441,30 @@ def test_selfplay_env_passes_the_gymnasium_checker_and_uses_the_pool(tmp_path: P
             _, reward, done, _, info = env.step(rng.choice(np.flatnonzero(env.action_masks())))
         assert reward in (-1.0, 0.0, 1.0)
     assert seats == {0, 1}
+
+
+def test_greed_train_rllib_without_ray_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from greed_env.cli import main as greed_main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    assert greed_main(["train", "rllib", "--runs-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("greed train rllib: Ray RLlib is not installed") and "greed-env[ray]" in err
+    assert "\n" not in err and not (tmp_path / "runs").exists()
+
+
+def test_greed_train_recipe_hands_its_arguments_to_the_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    from greed_env.cli import main as greed_main
+    from greed_env.train.recipes import duel, turn
+
+    seen: list[tuple[str, list[str], str]] = []
+    monkeypatch.setattr(turn, "main", lambda argv, prog: seen.append(("turn", argv, prog)) or 0)
+    monkeypatch.setattr(duel, "main", lambda argv, prog: seen.append(("duel", argv, prog)) or 3)
+    assert greed_main(["train", "recipe", "turn", "--seeds", "1", "--", "--net-width", "64"]) == 0
+    assert greed_main(["train", "recipe", "duel", "--", "--final-round-starts", "0"]) == 3
+    assert seen == [
+        ("turn", ["--seeds", "1", "--", "--net-width", "64"], "greed train recipe turn"),
+        ("duel", ["--", "--final-round-starts", "0"], "greed train recipe duel"),
+    ]
