@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.files import atomic_write_text
+
 BATCHES = (1, 16, 256, 4096, 16384)
 
 
@@ -295,8 +297,7 @@ def main() -> None:
             f"(ratio {n_rate / s_rate:.1f})"
         )
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=1)
+        atomic_write_text(args.json, json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

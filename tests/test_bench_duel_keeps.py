@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -9,8 +10,13 @@ import pytest
 
 from greed_env.rules import new_game, preset
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-keeps = pytest.importorskip("duel_keeps")
+_spec = importlib.util.spec_from_file_location(
+    "duel_keeps", Path(__file__).resolve().parents[1] / "benchmarks" / "duel_keeps.py"
+)
+assert _spec is not None and _spec.loader is not None
+keeps = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = keeps  # its dataclasses look their module up
+_spec.loader.exec_module(keeps)
 
 
 def test_optimal_bots_bound_the_columns() -> None:

@@ -1,15 +1,29 @@
-"""The duel benchmark's bookkeeping: CPU followed through the stages, and the held-out column."""
+"""The duel recipe's bookkeeping (``greed train recipe duel``, run by benchmarks/bench_ppo_duel.py):
+CPU followed through the stages, and the held-out column."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-bench = pytest.importorskip("bench_ppo_duel")
+from greed_env.train.recipes import duel as bench
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _benchmark(name: str) -> ModuleType:
+    """A script of benchmarks/ loaded from its file (the folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def _run(path: Path, card: dict, evals: list[tuple[int, float, float]] | None = None) -> Path:
@@ -85,7 +99,7 @@ def test_duel_ensemble_averages_logits_and_estimates_each_policy() -> None:
     from greed_env.rules import preset
     from greed_env.train.policy import NumpyPolicy
 
-    ens_mod = pytest.importorskip("duel_ensemble")
+    ens_mod = _benchmark("duel_ensemble")
     rules = preset("ten_thousand")
     n = ActionCatalog(rules).n
     rng = np.random.default_rng(0)
@@ -115,13 +129,13 @@ def test_turn_tag_and_args_choose_the_turn_stage(tmp_path: Path, monkeypatch: py
 
     def fake_train(rules: str, seed: int, steps: int, runs_dir: Path, tag: str, extra: list[str]) -> tuple[int, float]:
         trained.append((tag, extra))
-        run = runs_dir / bench.bench_ppo._run_name(rules, seed, tag)
+        run = runs_dir / bench.turn.run_name(rules, seed, tag)
         if not run.exists():
             _run(run, {"cpu_time_s": 1.0})
         return 0, 0.0
 
     calls: list[list[str]] = []
-    monkeypatch.setattr(bench.bench_ppo, "train", fake_train)
+    monkeypatch.setattr(bench.turn, "train", fake_train)
     monkeypatch.setattr(bench.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or 0)
     ns = bench.argparse.Namespace(
         rules="ten_thousand", turn_runs_dir=str(tmp_path / "turn"), runs_dir=str(tmp_path / "duel"),

@@ -26,7 +26,7 @@ from greed_env.train.args import rules_from_args
 from greed_env.train.policy import ModelFileError, NumpyPolicy, PolicyBot, load_policy
 
 RULES = preset("ten_thousand")
-SHORT = rules_from_args("ten_thousand", "target=3000;entry_threshold=500")
+SHORT = rules_from_args("ten_thousand", ["target=3000", "entry_threshold=500"])
 """A short game (target 3,000) whose duel table solves in seconds."""
 
 

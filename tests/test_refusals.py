@@ -278,8 +278,8 @@ def test_files_written_for_runs_cards_models_and_tables_share_one_mode(tmp_path:
         table = solve(preset("farkle5"), "entry")
         paths.append(table.save(tmp_path / "t.npz"))
         pytest.importorskip("sb3_contrib")
-        from greed_env.train.common import RunState
-        from greed_env.train.common import atomic_write_text as run_write
+        from greed_env.files import atomic_write_text as run_write
+        from greed_env.train.runs import RunState
 
         paths.append(run_write(tmp_path / "args.json", json.dumps(RunState().__dict__)))
         from greed_env.train.policy import NumpyPolicy
@@ -303,7 +303,7 @@ def _fake_zip(path: Path) -> None:
 
 
 def _checkpointed_run(folder: Path, steps: tuple[int, ...]) -> Path:
-    from greed_env.train.common import RunState
+    from greed_env.train.runs import RunState
 
     ck = folder / "checkpoints"
     ck.mkdir(parents=True)
@@ -318,7 +318,7 @@ def _checkpointed_run(folder: Path, steps: tuple[int, ...]) -> Path:
 
 def test_resume_takes_the_newest_run_with_a_checkpoint(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
-    from greed_env.train.common import prepare_run
+    from greed_env.train.runs import prepare_run
     from greed_env.train.solo import Args
 
     good = _checkpointed_run(tmp_path / "ten_thousand__turn__ppo__1__100", (128,))
@@ -333,7 +333,7 @@ def test_a_corrupt_checkpoint_falls_back_to_the_one_kept_before(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("sb3_contrib")
-    from greed_env.train.common import Checkpointer, CheckpointError
+    from greed_env.train.runs import Checkpointer, CheckpointError
 
     run = _checkpointed_run(tmp_path / "run", (128, 256))
     ck = Checkpointer(run)

@@ -8,9 +8,7 @@ moves through the bot protocol.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,18 +22,11 @@ from greed_env.bots.policy_bots import OnnxBot  # noqa: E402
 from greed_env.bots.registry import load as load_bot  # noqa: E402
 from greed_env.rules import apply_roll, legal_moves, new_game, preset  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def _script() -> object:
-    spec = importlib.util.spec_from_file_location(
-        "rllib_selfplay", ROOT / "training" / "rllib_selfplay.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    from greed_env.rllib import selfplay
+
+    return selfplay
 
 
 @pytest.fixture

@@ -114,7 +114,7 @@ def test_bad_soups_are_refused_and_write_nothing(family: dict[str, Path], tmp_pa
     with pytest.raises(ModelFileError, match="another network shape"):
         soup([family["a"], wide], tmp_path / "shape", any_parent=True)
 
-    other = _run(tmp_path, "other", seed=7, rules_set="target=3000;entry_threshold=500")
+    other = _run(tmp_path, "other", seed=7, rules_set=["target=3000", "entry_threshold=500"])
     with pytest.raises(ModelFileError, match="other rules"):
         soup([family["a"], other], tmp_path / "rules", any_parent=True)
 

@@ -15,8 +15,6 @@ from greed_env.train import duel, selfplay, solo
 from greed_env.train.args import build_parser, field_docs, parse_args, rules_from_args
 from greed_env.train.featurize import FeatureConfig, featurize
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def test_every_argument_has_a_docstring_and_parses() -> None:
     for module in (solo, duel, selfplay):
@@ -33,11 +31,28 @@ def test_every_argument_has_a_docstring_and_parses() -> None:
 
 
 def test_rules_overrides() -> None:
-    assert rules_from_args("farkle", "entry_threshold=500").entry_threshold == 500
+    assert rules_from_args("farkle", ["entry_threshold=500"]).entry_threshold == 500
     with pytest.raises(RulesError):
-        rules_from_args("farkle", "no_such_field=1")
+        rules_from_args("farkle", ["no_such_field=1"])
     with pytest.raises(RulesError, match="FIELD=VALUE"):
-        rules_from_args("farkle", "target")
+        rules_from_args("farkle", ["target"])
+    with pytest.raises(RulesError, match="one FIELD=VALUE per flag"):
+        rules_from_args("farkle", "target=3000;entry_threshold=500")  # type: ignore[arg-type]
+
+
+def test_greed_train_takes_set_and_refuses_the_old_rules_set(capsys: pytest.CaptureFixture[str]) -> None:
+    from greed_env.cli import build_parser as cli_parser
+
+    parser = cli_parser()
+    ns = parser.parse_args(["train", "duel", "--set", "target=3000", "--set", "entry_threshold=500"])
+    assert ns.rules_set == ["target=3000", "entry_threshold=500"]
+    assert parser.parse_args(["train", "solo"]).rules_set == []
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args(["train", "solo", "--rules-set", "target=3000"])
+    assert exc.value.code == 2
+    assert "--rules-set was replaced by --set FIELD=VALUE" in capsys.readouterr().err
+    args = parse_args(solo.Args, ["--set", "target=3000"])
+    assert rules_from_args(args.rules, args.rules_set).target == 3000
 
 
 def test_cli_and_scripts_do_not_import_torch() -> None:
@@ -49,7 +64,7 @@ def test_cli_and_scripts_do_not_import_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     helped = subprocess.run(
-        [sys.executable, str(REPO / "training" / "solo.py"), "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "greed_env.train.solo", "--help"], capture_output=True, text=True, check=True
     )
     assert "--objective {turn,race}" in helped.stdout and "--resume" in helped.stdout
 
@@ -213,8 +228,9 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from greed_env.train.common import _init_weights, _policy_class, _policy_kwargs
+    from greed_env.train.loop import policy_class, policy_kwargs
     from greed_env.train.policy import ModelFileError, NumpyPolicy
+    from greed_env.train.warmstart import init_weights
 
     rules = preset("ten_thousand")
     import gymnasium as gym
@@ -222,24 +238,24 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
     env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
     small = duel.Args(net_width=16, features="greed")
     wide = duel.Args(net_width=16, features="margin")
-    old = MaskablePPO(_policy_class(small), env, policy_kwargs=_policy_kwargs(small, rules), device="cpu", seed=0)
+    old = MaskablePPO(policy_class(small), env, policy_kwargs=policy_kwargs(small, rules), device="cpu", seed=0)
     with torch.no_grad():
         for p in old.policy.parameters():
             p.add_(torch.randn_like(p) * 0.3)
     old.save(tmp_path / "old.zip")
-    new = MaskablePPO(_policy_class(wide), env, policy_kwargs=_policy_kwargs(wide, rules), device="cpu", seed=1)
-    _init_weights(new, tmp_path / "old.zip", rules)
+    new = MaskablePPO(policy_class(wide), env, policy_kwargs=policy_kwargs(wide, rules), device="cpu", seed=1)
+    init_weights(new, tmp_path / "old.zip", rules)
     # the crossing readings come last: padded from a model without any margin readings, and
     # from one with the final-round ones
     cross = duel.Args(net_width=16, features="margin-cross")
     final = duel.Args(net_width=16, features="margin-final")
-    via = MaskablePPO(_policy_class(final), env, policy_kwargs=_policy_kwargs(final, rules), device="cpu", seed=2)
-    _init_weights(via, tmp_path / "old.zip", rules)
+    via = MaskablePPO(policy_class(final), env, policy_kwargs=policy_kwargs(final, rules), device="cpu", seed=2)
+    init_weights(via, tmp_path / "old.zip", rules)
     via.save(tmp_path / "final.zip")
     crossed = []
     for source in ("old.zip", "final.zip"):
-        m = MaskablePPO(_policy_class(cross), env, policy_kwargs=_policy_kwargs(cross, rules), device="cpu", seed=3)
-        _init_weights(m, tmp_path / source, rules)
+        m = MaskablePPO(policy_class(cross), env, policy_kwargs=policy_kwargs(cross, rules), device="cpu", seed=3)
+        init_weights(m, tmp_path / source, rules)
         crossed.append(NumpyPolicy.from_sb3(m))
         first = m.policy.mlp_extractor.policy_net[0].weight
         before = MaskablePPO.load(tmp_path / source, device="cpu").policy.mlp_extractor.policy_net[0].weight
@@ -255,9 +271,9 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
         if terminated or truncated:
             obs, info = env.reset()
     other = duel.Args(net_width=32, features="margin")
-    bigger = MaskablePPO(_policy_class(other), env, policy_kwargs=_policy_kwargs(other, rules), device="cpu")
+    bigger = MaskablePPO(policy_class(other), env, policy_kwargs=policy_kwargs(other, rules), device="cpu")
     with pytest.raises(ModelFileError, match="do not fit this network"):
-        _init_weights(bigger, tmp_path / "old.zip", rules)
+        init_weights(bigger, tmp_path / "old.zip", rules)
 
 
 def test_init_from_widens_the_critic_as_the_same_function_and_restarts_a_deeper_one(
@@ -268,13 +284,14 @@ def test_init_from_widens_the_critic_as_the_same_function_and_restarts_a_deeper_
     import torch
     from sb3_contrib import MaskablePPO
 
-    from greed_env.train.common import _init_weights, _policy_class, _policy_kwargs
+    from greed_env.train.loop import policy_class, policy_kwargs
+    from greed_env.train.warmstart import init_weights
 
     rules = preset("ten_thousand")
     env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
 
     def model(args: duel.Args, seed: int) -> MaskablePPO:
-        return MaskablePPO(_policy_class(args), env, policy_kwargs=_policy_kwargs(args, rules), device="cpu", seed=seed)
+        return MaskablePPO(policy_class(args), env, policy_kwargs=policy_kwargs(args, rules), device="cpu", seed=seed)
 
     old = model(duel.Args(net_width=16, features="greed"), 0)
     with torch.no_grad():
@@ -287,9 +304,9 @@ def test_init_from_widens_the_critic_as_the_same_function_and_restarts_a_deeper_
     margin = FeatureConfig.for_rules(rules, margin=True).margin_dim
     width_in = old.policy.mlp_extractor.value_net[0].weight.shape[1] + margin
     assert wider.policy.mlp_extractor.value_net[0].weight.shape == (40, width_in)
-    _init_weights(wider, tmp_path / "old.zip", rules)
+    init_weights(wider, tmp_path / "old.zip", rules)
     assert "starts afresh" not in capsys.readouterr().out
-    _init_weights(deeper, tmp_path / "old.zip", rules)
+    init_weights(deeper, tmp_path / "old.zip", rules)
     assert "another depth and starts afresh" in capsys.readouterr().out
     obs, info = env.reset(seed=4)
     for _ in range(200):
@@ -320,19 +337,20 @@ def test_init_temperature_softens_only_the_moves_other_than_keeps() -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from greed_env.train.common import _policy_class, _policy_kwargs, _soften
+    from greed_env.train.loop import policy_class, policy_kwargs
     from greed_env.train.policy import NumpyPolicy
+    from greed_env.train.warmstart import soften
 
     rules = preset("ten_thousand")
     env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
     for head in ("structured", "plain"):
         args = duel.Args(net_width=16, policy_head=head)
-        model = MaskablePPO(_policy_class(args), env, policy_kwargs=_policy_kwargs(args, rules), device="cpu", seed=0)
+        model = MaskablePPO(policy_class(args), env, policy_kwargs=policy_kwargs(args, rules), device="cpu", seed=0)
         with torch.no_grad():
             for p in model.policy.parameters():
                 p.add_(torch.randn_like(p) * 0.5)
         before = NumpyPolicy.from_sb3(model)
-        _soften(model, 4.0, rules)
+        soften(model, 4.0, rules)
         after = NumpyPolicy.from_sb3(model)
         obs, info = env.reset(seed=3)
         continues = 0
@@ -351,7 +369,7 @@ def test_init_temperature_softens_only_the_moves_other_than_keeps() -> None:
                 obs, info = env.reset()
         assert continues > 20
     with pytest.raises(ValueError, match="must be >= 1"):
-        _soften(model, 0.5, rules)
+        soften(model, 0.5, rules)
 
 
 @pytest.mark.parametrize("margin", [False, True])
@@ -423,3 +441,30 @@ def test_selfplay_env_passes_the_gymnasium_checker_and_uses_the_pool(tmp_path: P
             _, reward, done, _, info = env.step(rng.choice(np.flatnonzero(env.action_masks())))
         assert reward in (-1.0, 0.0, 1.0)
     assert seats == {0, 1}
+
+
+def test_greed_train_rllib_without_ray_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from greed_env.cli import main as greed_main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    assert greed_main(["train", "rllib", "--runs-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("greed train rllib: Ray RLlib is not installed") and "greed-env[ray]" in err
+    assert "\n" not in err and not (tmp_path / "runs").exists()
+
+
+def test_greed_train_recipe_hands_its_arguments_to_the_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    from greed_env.cli import main as greed_main
+    from greed_env.train.recipes import duel, turn
+
+    seen: list[tuple[str, list[str], str]] = []
+    monkeypatch.setattr(turn, "main", lambda argv, prog: seen.append(("turn", argv, prog)) or 0)
+    monkeypatch.setattr(duel, "main", lambda argv, prog: seen.append(("duel", argv, prog)) or 3)
+    assert greed_main(["train", "recipe", "turn", "--seeds", "1", "--", "--net-width", "64"]) == 0
+    assert greed_main(["train", "recipe", "duel", "--", "--final-round-starts", "0"]) == 3
+    assert seen == [
+        ("turn", ["--seeds", "1", "--", "--net-width", "64"], "greed train recipe turn"),
+        ("duel", ["--", "--final-round-starts", "0"], "greed train recipe duel"),
+    ]

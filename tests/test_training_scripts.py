@@ -19,7 +19,7 @@ from greed_env.evaluation import evaluate
 from greed_env.rules import preset
 from greed_env.train import duel, selfplay, solo
 
-SHORT_RULES = "target=3000;entry_threshold=500"
+SHORT_RULES = ["target=3000", "entry_threshold=500"]
 TINY: dict[str, Any] = dict(
     total_timesteps=256,
     num_envs=2,

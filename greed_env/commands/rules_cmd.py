@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
+from greed_env.commands import argtypes
 from greed_env.rules.config import PRESET_SOURCES, PRESETS, Rules, RulesError, preset
 from greed_env.rules.scoring import IllegalKeep, read_keep
 
@@ -24,14 +25,11 @@ class CommandError(Exception):
 
 
 def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
-    """``["FIELD=VALUE", ...]`` -> ``{FIELD: VALUE}`` (values are parsed by the rules)."""
-    out: dict[str, str] = {}
-    for item in items or ():
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise CommandError(f"--set expects FIELD=VALUE, got {item!r}")
-        out[name.strip()] = value.strip()
-    return out
+    """``["FIELD=VALUE", ...]`` -> ``{FIELD: VALUE}`` (:func:`greed_env.commands.argtypes.parse_sets`)."""
+    try:
+        return argtypes.parse_sets(items)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def rules_from_args(name: str, sets: Sequence[str] | None) -> Rules:

@@ -1,9 +1,11 @@
-"""``greed train solo|duel|selfplay`` (PPO training), ``greed train soup`` (average the weights of
-runs fine-tuned from one model, :mod:`greed_env.train.soup`) and ``greed eval`` (evaluate any bot).
+"""``greed train solo|duel|selfplay`` (PPO training), ``greed train rllib`` (Ray RLlib self-play,
+:mod:`greed_env.rllib.selfplay`), ``greed train soup`` (average the weights of runs fine-tuned
+from one model, :mod:`greed_env.train.soup`), ``greed train recipe NAME`` (the seeds of a
+published recipe, :mod:`greed_env.train.recipes`) and ``greed eval`` (evaluate any bot).
 
 The training options are generated from each script's argument dataclass
-(:mod:`greed_env.train.solo`, :mod:`~greed_env.train.duel`, :mod:`~greed_env.train.selfplay`),
-so ``greed train solo --help`` and ``python training/solo.py --help`` list the same options.
+(:mod:`greed_env.train.solo`, :mod:`~greed_env.train.duel`, :mod:`~greed_env.train.selfplay`,
+:mod:`greed_env.rllib.selfplay`); rules overrides are ``--set FIELD=VALUE`` as in every command.
 torch is imported only when a command runs. User errors (missing or corrupt model file, rules
 mismatch, unknown bot, existing run directory) exit with status 2 and a message on stderr.
 """
@@ -33,6 +35,7 @@ _TRAIN_SCRIPTS = {
     "solo": ("greed_env.train.solo", "Solitaire-v0: one turn or a race to the target"),
     "duel": ("greed_env.train.duel", "Duel-v0: a whole game against an opponent bot"),
     "selfplay": ("greed_env.train.selfplay", "2-8 players against a pool of past snapshots"),
+    "rllib": ("greed_env.rllib.selfplay", "Ray RLlib self-play, exported to an ONNX bot (the ray extra)"),
 }
 
 
@@ -84,6 +87,13 @@ def _run_train(ns: argparse.Namespace) -> int:
             return _fail(Exception(exc.code), f"train {ns.script}")
         raise
     return 0
+
+
+def _run_recipe(ns: argparse.Namespace) -> int:
+    from greed_env.train.recipes import RECIPES
+
+    module = importlib.import_module(RECIPES[ns.recipe][0])
+    return int(module.main(list(ns.recipe_args), prog=f"greed train recipe {ns.recipe}"))
 
 
 def _run_soup(ns: argparse.Namespace) -> int:
@@ -243,7 +253,7 @@ def register(subparsers: Any) -> None:
 
     train = subparsers.add_parser(
         "train",
-        help="train a PPO agent (solo, duel, selfplay) or average runs (soup)",
+        help="train a PPO agent (solo, duel, selfplay, rllib), average runs (soup) or run a recipe",
         description="Train MaskablePPO agents; every run writes TensorBoard logs, evaluations "
         "against the exact solver, checkpoints (--resume) and a model with its JSON card.",
     )
@@ -263,6 +273,20 @@ def register(subparsers: Any) -> None:
     sub = scripts.add_parser("soup", help="average the weights of runs fine-tuned from one model", description=soup.DESCRIPTION)
     soup.add_arguments(sub)
     sub.set_defaults(func=_run_soup)
+    from greed_env.train.recipes import RECIPES
+
+    sub = scripts.add_parser(
+        "recipe",
+        help="train the seeds of a published recipe (docs/results.md) and print their table",
+        description="Run a recipe behind docs/results.md. `greed train recipe NAME --help` lists its "
+        "options; arguments after -- go to its greed train runs.",
+    )
+    names = sub.add_subparsers(dest="recipe", metavar="NAME")
+    for name, (_, text) in RECIPES.items():
+        one = names.add_parser(name, help=text, add_help=False, prefix_chars="+")  # all to the recipe
+        one.add_argument("recipe_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        one.set_defaults(func=_run_recipe)
+    sub.set_defaults(func=lambda ns: sub.print_help() or 0)
     train.set_defaults(func=lambda ns: train.print_help() or 0)
 
     ev = subparsers.add_parser(

@@ -10,9 +10,14 @@ seeding block and a ``main(args)``:
 
 The shared machinery (argument parsing from the dataclass, run directories, checkpoints and
 ``--resume``, TensorBoard key groups, the progress bar, periodic evaluation against the exact
-solver, the model card) lives in :mod:`greed_env.train.common`. Importing this package, the
+solver, the model card) lives in :mod:`greed_env.train.args`, :mod:`~greed_env.train.runs`,
+:mod:`~greed_env.train.backends`, :mod:`~greed_env.train.tensorboard`,
+:mod:`~greed_env.train.callback`, :mod:`~greed_env.train.warmstart` and the loop that joins
+them, :mod:`~greed_env.train.loop`. Importing this package, the
 ``Args`` classes or :mod:`greed_env.train.args` does not import torch; ``main`` does.
-Run them as ``greed train solo|duel|selfplay ...`` or ``python training/<script>.py ...``.
+Run them as ``greed train solo|duel|selfplay ...`` (or ``python -m greed_env.train.solo ...``);
+the recipes behind docs/results.md, seeds of these runs with their table, as
+``greed train recipe turn|duel ...`` (:mod:`greed_env.train.recipes`).
 """
 
 SCRIPTS = ("solo", "duel", "selfplay")

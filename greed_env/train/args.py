@@ -25,19 +25,23 @@ import ast
 import dataclasses
 import inspect
 import itertools
+import math
 import textwrap
 import time
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
+from greed_env.commands.argtypes import parse_sets
 from greed_env.rules.config import Rules, RulesError, preset
 
 __all__ = [
     "PPOArgs",
     "add_dataclass_arguments",
     "build_parser",
+    "check_args",
     "field_docs",
     "namespace_to",
     "parse_args",
@@ -89,7 +93,11 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
-        flag = "--" + f.name.replace("_", "-")
+        flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
+        if "replaces" in f.metadata:
+            parser.add_argument(
+                f.metadata["replaces"], action=_replaced_by(flag), nargs="?", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+            )
         tp, optional = _unwrap_optional(hints[f.name])
         default = f.default if f.default is not dataclasses.MISSING else None
         if f.default_factory is not dataclasses.MISSING:
@@ -104,12 +112,25 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             parser.add_argument(
                 flag, dest=f.name, type=type(choices[0]), choices=choices, default=default, help=help_text
             )
+        elif get_origin(tp) is list and get_args(tp) == (str,):
+            metavar = f.metadata.get("metavar", "STR")
+            parser.add_argument(flag, dest=f.name, action="append", default=default, metavar=metavar, help=help_text)
         elif tp in (int, float, str):
             metavar = "NONE|" + tp.__name__.upper() if optional else tp.__name__.upper()
             conv = _optional(tp) if optional else tp
             parser.add_argument(flag, dest=f.name, type=conv, default=default, metavar=metavar, help=help_text)
         else:
             raise TypeError(f"field {cls.__name__}.{f.name}: unsupported type {tp!r} for the command line")
+
+
+def _replaced_by(flag: str) -> type[argparse.Action]:
+    """An option that refuses itself, naming the ``flag`` that replaced it."""
+
+    class Replaced(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, ns: Any, values: Any, option: str | None = None) -> None:
+            parser.error(f"{option} was replaced by {flag} FIELD=VALUE (repeatable, one field per flag)")
+
+    return Replaced
 
 
 def _optional(tp: type) -> Any:
@@ -156,23 +177,20 @@ def run_script(main: Any, cls: type[T], argv: Sequence[str] | None, prog: str) -
     return 0
 
 
-def rules_from_args(name: str, overrides: str = "") -> Rules:
-    """The preset ``name`` with ``';'``-separated ``FIELD=VALUE`` overrides.
+def rules_from_args(name: str, sets: Sequence[str] = ()) -> Rules:
+    """The preset ``name`` with the ``--set FIELD=VALUE`` overrides (the parser of every
+    ``greed`` command: :func:`greed_env.commands.argtypes.parse_sets`).
 
-    >>> rules_from_args("ten_thousand", "target=3000; entry_threshold=500").target
+    >>> rules_from_args("ten_thousand", ["target=3000", "entry_threshold=500"]).target
     3000
 
     Raises:
         RulesError: unknown preset or field, a bad value, or an item without ``=``.
     """
-    items: dict[str, str] = {}
-    for item in overrides.split(";"):
-        if not item.strip():
-            continue
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise RulesError(f"rules override {item.strip()!r}: expected FIELD=VALUE")
-        items[key.strip()] = value.strip()
+    try:
+        items = parse_sets(sets)
+    except ValueError as exc:
+        raise RulesError(str(exc)) from None
     return preset(name, **items)
 
 
@@ -192,8 +210,10 @@ class PPOArgs:
     """seed of the experiment (environments, network initialisation, evaluation episodes)"""
     rules: str = "ten_thousand"
     """rules preset to train on"""
-    rules_set: str = ""
-    """';'-separated FIELD=VALUE overrides of the preset, e.g. 'target=3000;entry_threshold=500'"""
+    rules_set: list[str] = dataclasses.field(
+        default_factory=list, metadata={"flag": "--set", "metavar": "FIELD=VALUE", "replaces": "--rules-set"}
+    )
+    """override one rules field of the preset (repeatable), e.g. --set target=3000 --set entry_threshold=500"""
     total_timesteps: int = 500_000
     """total environment steps (decisions of the learner) of the run"""
     num_envs: int = 2
@@ -286,3 +306,63 @@ class PPOArgs:
     """torch intra-op threads (1 leaves the other cores to the environments)"""
     torch_deterministic: bool = True
     """use deterministic torch algorithms"""
+
+
+def check_args(args: PPOArgs) -> None:
+    """Refuse, before any run folder is made, settings no run can use (naming the flag).
+
+    Raises:
+        ValueError: ``--FLAG VALUE: must be ...``.
+    """
+
+    def whole(low: int, high: int | None = None) -> Callable[[Any], bool]:
+        return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low and (high is None or v <= high)
+
+    def real(low: float, high: float = math.inf, open_low: bool = False) -> Callable[[Any], bool]:
+        return lambda v: (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                          and (v > low if open_low else v >= low) and v <= high)
+
+    checks: list[tuple[str, Callable[[Any], bool], str]] = [
+        ("total_timesteps", whole(1), "an integer >= 1"),
+        ("num_envs", whole(1), "an integer >= 1"),
+        ("num_steps", whole(1), "an integer >= 1"),
+        ("minibatch_size", whole(1), "an integer >= 1"),
+        ("update_epochs", whole(1), "an integer >= 1"),
+        ("seed", whole(0, 2**31 - 1), "an integer in 0..2147483647"),
+        ("eval_seed", whole(0, 2**31 - 1), "an integer in 0..2147483647"),
+        ("learning_rate", real(0.0, open_low=True), "a finite number > 0"),
+        ("gamma", real(0.0, 1.0, open_low=True), "a number in (0, 1]"),
+        ("gae_lambda", real(0.0, 1.0), "a number in [0, 1]"),
+        ("clip_coef", real(0.0, open_low=True), "a finite number > 0"),
+        ("ent_coef", real(0.0), "a finite number >= 0"),
+        ("ent_coef_final", real(0.0), "a finite number >= 0"),
+        ("ent_anneal_fraction", real(0.0, 1.0), "a number in [0, 1]"),
+        ("vf_coef", real(0.0), "a finite number >= 0"),
+        ("max_grad_norm", real(0.0, open_low=True), "a finite number > 0"),
+        ("net_width", whole(1), "an integer >= 1"),
+        ("net_depth", whole(1), "an integer >= 1"),
+        ("vf_width", whole(0), "an integer >= 0 (0 for the default)"),
+        ("vf_depth", whole(0), "an integer >= 0 (0 for the default)"),
+        ("vf_warmup", whole(0), "an integer >= 0 (0 for the default)"),
+        ("eval_every", whole(1), "an integer >= 1"),
+        ("eval_episodes", whole(1), "an integer >= 1"),
+        ("eval_regret_episodes", whole(0), "an integer >= 0"),
+        ("final_eval_episodes", whole(1), "an integer >= 1"),
+        ("checkpoint_every", whole(1), "an integer >= 1"),
+        ("torch_threads", whole(1), "an integer >= 1"),
+        ("reward_scale", real(0.0, open_low=True), "a finite number > 0"),
+    ]
+    for name, ok, allowed in checks:
+        if hasattr(args, name) and not ok(getattr(args, name)):
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} {getattr(args, name)!r}: must be {allowed}")
+    if args.target_kl is not None and not real(0.0, open_low=True)(args.target_kl):
+        raise ValueError(f"--target-kl {args.target_kl!r}: must be a finite number > 0 (or none)")
+    if args.init_temperature < 1.0 or (args.init_temperature != 1.0 and not args.init_from):
+        raise ValueError(f"--init-temperature {args.init_temperature}: needs a value >= 1 and --init-from")
+    runs = Path(args.runs_dir)
+    for part in (runs, *runs.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(f"--runs-dir {args.runs_dir!r}: {part} is a file, not a folder")
+            break

@@ -13,11 +13,12 @@ the final round and ``--score-starts F`` a share at a turn start with random ban
 (exploring starts, :mod:`greed_env.train.curriculum`), and ``--shaping
 solver`` adds the solver's win probability as a potential-based reward
 (:mod:`greed_env.train.shaping`: it puts the exact solution into training, so results with it
-are reported apart). The recipe of ``docs/results.md`` is ``benchmarks/bench_ppo_duel.py``.
+are reported apart). The recipe of ``docs/results.md`` is ``greed train recipe duel``
+(:mod:`greed_env.train.recipes.duel`).
 
 Example::
 
-    python training/duel.py --opponent optimal --vector native --num-envs 512 \
+    greed train duel --opponent optimal --vector native --num-envs 512 \
         --init-from runs/bench_ppo/ten_thousand__turn__ppo__1/model.zip --final-round-starts 0.5
     greed train duel --opponent threshold:350 --resume
 """
@@ -106,7 +107,7 @@ def make_env(rules: Rules, opponent: str) -> gym.Env:
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run; returns its directory."""
     from greed_env.evaluation import evaluate, resolve_bot
-    from greed_env.train.common import run_training
+    from greed_env.train.loop import run_training
     from greed_env.train.policy import PolicyBot
 
     rules = rules_from_args(args.rules, args.rules_set)
@@ -173,7 +174,7 @@ def main(args: Args) -> Path:
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    return run_script(main, Args, argv, prog="duel.py")
+    return run_script(main, Args, argv, prog="greed train duel")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ win share against ``--eval-opponent`` bots in every other seat (fair share ``1/p
 
 Example::
 
-    python training/selfplay.py --num-players 2 --total-timesteps 3000000
+    greed train selfplay --num-players 2 --total-timesteps 3000000
     greed train selfplay --num-players 4 --eval-opponent threshold:400
 """
 
@@ -78,7 +78,7 @@ def make_env(rules: Rules, num_players: int, pool_dir: str, pool_size: int, late
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run; returns its directory."""
     from greed_env.evaluation import evaluate
-    from greed_env.train.common import run_training
+    from greed_env.train.loop import run_training
     from greed_env.train.policy import NumpyPolicy, PolicyBot
     from greed_env.train.selfplay_env import snapshot_name
 
@@ -133,7 +133,7 @@ def main(args: Args) -> Path:
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    return run_script(main, Args, argv, prog="selfplay.py")
+    return run_script(main, Args, argv, prog="greed train selfplay")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ target is reached; the optimum is the solver's expected number of turns.
 
 Example::
 
-    python training/solo.py --objective turn --total-timesteps 300000
+    greed train solo --objective turn --total-timesteps 300000
     greed train solo --objective race --resume
 """
 
@@ -68,7 +68,7 @@ def make_env(rules: Rules, objective: str, reward_scale: float) -> gym.Env:
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run; returns its directory."""
     from greed_env.evaluation import evaluate
-    from greed_env.train.common import run_training
+    from greed_env.train.loop import run_training
     from greed_env.train.policy import PolicyBot
 
     rules = rules_from_args(args.rules, args.rules_set)
@@ -115,7 +115,7 @@ def main(args: Args) -> Path:
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    return run_script(main, Args, argv, prog="solo.py")
+    return run_script(main, Args, argv, prog="greed train solo")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ not share a starting model mixes unrelated units and is refused unless asked for
 critic weights, a fresh optimizer) and its card ``model.json`` into a new directory. The card
 lists the members; its ``cpu_time_s`` is the sum of theirs (the training the soup cost beyond
 the common parent) and ``args.init_from`` names that parent, so CPU accounting that follows
-``init_from`` (``benchmarks/bench_ppo_duel.py``) counts the whole chain once.
+``init_from`` (``greed train recipe duel``) counts the whole chain once.
 
 Example::
 
@@ -81,9 +81,10 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
     """
     import torch
 
+    from greed_env.files import atomic_write_text
     from greed_env.rules import Rules
-    from greed_env.train.common import atomic_write_text, save_model_atomic
     from greed_env.train.policy import ModelFileError, check_card
+    from greed_env.train.runs import save_model_atomic
 
     paths = [Path(m) for m in models]
     if len(paths) < 2:
@@ -180,7 +181,7 @@ def run(ns: argparse.Namespace) -> Path:
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    """``python training/soup.py MODEL MODEL ... --out DIR``; user errors exit 2."""
+    """``python -m greed_env.train.soup MODEL MODEL ... --out DIR`` (``greed train soup``); user errors exit 2."""
     from greed_env.train.policy import ModelFileError
 
     ns = build_parser().parse_args(argv)

@@ -6,7 +6,10 @@
   with ``action_masks()`` for sb3-contrib's MaskablePPO (imports torch, so it is not
   imported here);
 * :class:`~greed_env.vector.engine.BatchGame`: games at the level of the rules engine;
-* :mod:`greed_env.vector.tables`: the tables derived from the reference scoring.
+* :mod:`greed_env.vector.tables`: the tables derived from the reference scoring;
+* :mod:`greed_env.vector.kernels`: the numba kernels in one namespace (defined by concern in
+  ``layout``, ``lookup``, ``game``, ``policies``, ``observe``, ``rewards``, ``episodes``,
+  ``batch``; the row layout is derived from ``greed_env.rules.State``).
 
 Every preset but Trippn (and no piggyback): see
 :func:`~greed_env.vector.tables.check_vector_supported`.

@@ -25,6 +25,7 @@ from greed_env.envs.common import make_opponent
 from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import Phase, Rules, State
 from greed_env.vector import kernels as K
+from greed_env.vector.layout import decode_row, encode_state
 from greed_env.vector.tables import VectorTables, VectorUnsupportedError, vector_tables
 
 __all__ = ["BatchGame", "EpisodeBatch", "opponent_params"]
@@ -161,45 +162,9 @@ class BatchGame:
 
 def row_fields(S: np.ndarray, i: int, tables: VectorTables) -> dict[str, Any]:
     """The reference-state fields of row ``i`` of a game array (see :meth:`BatchGame.fields`)."""
-    row = S[i]
-    n = int(row[K.C_NPLAYERS])
-    seat = range(n)
-    p = int(row[K.C_PLAYER])
-    r = int(row[K.C_ROLL])
-    owed = tuple(q for k in range(n) if row[K.B_OWED + (q := (p + k) % n)])
-    cont = int(row[K.C_CONTENDERS])
-    contenders = tuple(q for q in seat if cont >> q & 1)
-    norder = int(row[K.C_NORDER])
-    winners = tuple(q for q in seat if int(row[K.C_WINNERS]) >> q & 1)
-    over = int(row[K.C_PHASE]) == Phase.OVER
-    return {
-        "phase": int(row[K.C_PHASE]),
-        "player": p,
-        "scores": tuple(int(row[K.B_SCORE + q]) for q in seat),
-        "entered": tuple(bool(row[K.B_ENTERED + q]) for q in seat),
-        "streaks": tuple(int(row[K.B_STREAK + q]) for q in seat),
-        "turns": tuple(int(row[K.B_TURNS + q]) for q in seat),
-        "turn_total": int(row[K.C_TOTAL]),
-        "dice": int(row[K.C_DICE]),
-        "roll": () if r < 0 else tables.roll_of(r),
-        "fresh": bool(row[K.C_FRESH]),
-        "bar": int(row[K.C_BAR]),
-        "entry_met": bool(row[K.C_ENTRY_MET]),
-        "rounds": int(row[K.C_ROUNDS]),
-        "endgame": bool(row[K.C_ENDGAME]),
-        "final_left": owed,
-        "contenders": contenders,
-        "order_rolls": tuple(int(row[K.B_ORDER + q]) for q in contenders[:norder]),
-        "winners": winners if over else (),
-        "carry": tables.dice_states[int(row[K.C_DSTATE])][1],
-        "for_nothing": bool(row[K.C_FOR_NOTHING]),
-        "finishers": _block(row, K.B_FIN, K.C_NFIN),
-        "votes": int(row[K.C_VOTES]),
-        "rolloff": _block(row, K.B_ROLLOFF, K.C_NROLLOFF),
-        "rolloff_scores": _block(row, K.B_RSCORE, K.C_NRSCORES),
-        "rolloff_round": int(row[K.C_RROUND]),
-        "rules_name": tables.rules.name,
-    }
+    return decode_row(
+        S[i], tables.roll_of, lambda d: tables.dice_states[d][1], tables.rules.name
+    )
 
 
 def load_row(S: np.ndarray, i: int, state: State, tables: VectorTables) -> None:
@@ -208,62 +173,14 @@ def load_row(S: np.ndarray, i: int, state: State, tables: VectorTables) -> None:
     Raises:
         ValueError: more seats than the engine holds, or a piggyback offer.
     """
-    n = state.num_players
-    if n > K.MAX_PLAYERS or state.piggy is not None:
-        raise ValueError("the vector engine holds at most 8 seats and no piggyback offer")
     in_turn = state.phase in (Phase.START, Phase.ROLL, Phase.KEEP, Phase.CONTINUE)
     dice_state = (
         tables.state_id(state.dice, state.carry)
         if in_turn or not state.carry.is_empty()
         else 0
     )
-    row = np.zeros(K.N_COLS, dtype=np.int64)
-    over = state.phase == Phase.OVER
-    mask = sum(1 << q for q in state.winners) if over else 0
-    values = {
-        K.C_PHASE: int(state.phase),
-        K.C_PLAYER: state.player,
-        K.C_TOTAL: state.turn_total,
-        K.C_DICE: state.dice,
-        K.C_ROLL: tables.roll_id(state.roll) if state.roll else -1,
-        K.C_FRESH: int(state.fresh),
-        K.C_BAR: state.bar,
-        K.C_ENTRY_MET: int(state.entry_met),
-        K.C_ROUNDS: state.rounds,
-        K.C_ENDGAME: int(state.endgame),
-        K.C_WINNERS: mask,
-        K.C_NPLAYERS: n,
-        K.C_CONTENDERS: sum(1 << q for q in state.contenders),
-        K.C_NORDER: len(state.order_rolls),
-        K.C_DSTATE: dice_state,
-        K.C_FOR_NOTHING: int(state.for_nothing),
-        K.C_NFIN: len(state.finishers),
-        K.C_VOTES: state.votes,
-        K.C_NROLLOFF: len(state.rolloff),
-        K.C_NRSCORES: len(state.rolloff_scores),
-        K.C_RROUND: state.rolloff_round,
-    }
-    for col, value in values.items():
-        row[col] = value
-    for q in range(n):
-        row[K.B_SCORE + q] = state.scores[q]
-        row[K.B_ENTERED + q] = int(state.entered[q])
-        row[K.B_STREAK + q] = state.streaks[q]
-        row[K.B_TURNS + q] = state.turns[q]
-        row[K.B_OWED + q] = int(q in state.final_left)
-    for k, face in enumerate(state.order_rolls):
-        row[K.B_ORDER + state.contenders[k]] = face
-    for start, seq in (
-        (K.B_FIN, state.finishers),
-        (K.B_ROLLOFF, state.rolloff),
-        (K.B_RSCORE, state.rolloff_scores),
-    ):
-        row[start : start + len(seq)] = seq
-    S[i] = row
-
-
-def _block(row: np.ndarray, start: int, count_col: int) -> tuple[int, ...]:
-    return tuple(int(x) for x in row[start : start + int(row[count_col])])
+    roll_id = tables.roll_id(state.roll) if state.roll else -1
+    S[i] = encode_state(state, roll_id, dice_state)
 
 
 def opponent_params(spec: Bot | str | None, rules: Rules) -> tuple[int, int, int, int]:

@@ -134,7 +134,7 @@ def sb3_vec_env_from_env_fns(
 
     The first factory is called once to read its ``spec`` (id and keyword arguments, as set
     by ``gym.make``); the result has ``num_envs`` (default ``len(env_fns)``) sub-environments.
-    This is the signature of a ``--vector`` backend in ``greed_env.train.common``.
+    This is the signature of a ``--vector`` backend in ``greed_env.train.backends``.
 
     Raises:
         ValueError: the environment was not made by ``gym.make`` from an id with a vector

@@ -55,6 +55,7 @@ from greed_env.envs.observation import (
 from greed_env.rules import Rules, resolve_rules
 from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
 from greed_env.vector import kernels as K
+from greed_env.vector.layout import OBS_SLOT_NAMES
 
 __all__ = [
     "MAX_VECTOR_DICE",
@@ -68,46 +69,6 @@ MAX_VECTOR_DICE = 8
 """Largest ``num_dice`` the vector engine tables (the rules allow no more)."""
 
 FACES = (1, 2, 3, 4, 5, 6)
-
-
-# obs index slots (int64 vector of positions in the observation, from OBS_INDEX), in the
-# order of the kernels' O_* constants
-OBS_SLOT_NAMES = (
-    "num_dice",
-    "num_players",
-    "exact_target",
-    "entry_threshold",
-    "min_bank",
-    "showing_1",
-    "my_turn",
-    "dice_in_hand",
-    "fresh",
-    "turn_total",
-    "can_bank",
-    "entry_met",
-    "entry_missing",
-    "to_target",
-    "to_target_after_bank",
-    "seat_present_0",
-    "score_0",
-    "entered_0",
-    "bust_streak_0",
-    "owed_final_turn_0",
-    "phase_ORDER_ROLL",
-    "final_round",
-    "me_owed_final_turn",
-    "bar_active",
-    "bar",
-    "round_progress",
-    "went_out_0",
-    "working_set_1",
-    "open_fill_1",
-    "working_pairs_1",
-    "in_rolloff",
-    "rolloff_best",
-    "rolloff_round",
-    "split_votes",
-)
 
 
 class VectorUnsupportedError(ValueError):

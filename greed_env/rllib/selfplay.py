@@ -9,15 +9,17 @@ against the built-in bots.
 
 One machine, everything in this process (the defaults)::
 
-    python training/rllib_selfplay.py --rules ten_thousand --iterations 200
+    greed train rllib --rules ten_thousand --iterations 200
 
 The same script on a Ray cluster (``ray start --head`` on one machine, ``ray start
 --address=HEAD:6379`` on the others, greed_env installed everywhere)::
 
-    python training/rllib_selfplay.py --address auto --num-env-runners 32 \\
+    greed train rllib --address auto --num-env-runners 32 \\
         --num-envs-per-env-runner 8 --train-batch-size 64000 --minibatch-size 4000
 
-See docs/scale.md for resources, learners and the export step.
+See docs/scale.md for resources, learners and the export step. Ray is an optional extra
+(``pip install 'greed-env[ray]'``): importing this module, parsing its arguments or printing its
+help does not import it; :func:`main` does.
 """
 
 from __future__ import annotations
@@ -30,7 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from greed_env.files import atomic_write_text
+from greed_env.rules import preset
 from greed_env.train.args import parse_args, run_name
+
+
+class RayMissingError(ValueError):
+    """The optional ``ray`` extra is not installed."""
 
 
 @dataclass
@@ -100,19 +108,25 @@ def _scalar(tree: dict[str, Any], *path: str) -> float | None:
 
 
 def main(args: Args) -> Path:
-    """Train, checkpoint and export one run; returns its directory."""
-    import ray
+    """Train, checkpoint and export one run; returns its directory.
+
+    Raises:
+        RayMissingError: ray (the ``ray`` extra) is not installed.
+    """
+    try:
+        import ray
+    except ImportError:
+        raise RayMissingError("Ray RLlib is not installed (an optional extra: pip install 'greed-env[ray]')") from None
 
     from greed_env.rllib.config import SHARED_MODULE, selfplay_config
     from greed_env.rllib.export import export_checkpoint
-    from greed_env.rules import preset
 
     rules = preset(args.rules)
     run_dir = Path(args.runs_dir) / (
         args.run_name or run_name(args.rules, "selfplay", "rllib", args.seed)
     )
     run_dir.mkdir(parents=True, exist_ok=False)
-    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=1) + "\n")
+    atomic_write_text(run_dir / "args.json", json.dumps(dataclasses.asdict(args), indent=1) + "\n")
     if not ray.is_initialized():
         if args.address:
             ray.init(address=args.address)
@@ -174,7 +188,7 @@ def main(args: Args) -> Path:
             name=args.export_name,
             check_positions=args.export_check_positions,
             seed=args.seed,
-            training={"script": "training/rllib_selfplay.py", "args": dataclasses.asdict(args)},
+            training={"script": "greed_env.rllib.selfplay", "args": dataclasses.asdict(args)},
         )
         summary["bot"] = exported.card["id"]
         summary["bot_card"] = exported.card_path.relative_to(run_dir).as_posix()
@@ -188,12 +202,13 @@ def main(args: Args) -> Path:
                 args.eval_games,
                 seed=args.seed,
             )
-    (run_dir / "run.json").write_text(json.dumps(summary, indent=1) + "\n")
+    atomic_write_text(run_dir / "run.json", json.dumps(summary, indent=1) + "\n")
     return run_dir
 
 
 def cli(argv: list[str] | None = None) -> int:
-    args = parse_args(Args, argv, prog="rllib_selfplay.py")
+    """``python -m greed_env.rllib.selfplay ARGS`` (the same as ``greed train rllib ARGS``)."""
+    args = parse_args(Args, argv, prog="greed train rllib")
     run_dir = main(args)
     print(f"run directory: {run_dir}")
     return 0

@@ -1,0 +1,142 @@
+"""Warm starts (``--init-from``, ``--init-temperature``): copy a trained model's weights into a
+new network, bridging added feature inputs and a wider or deeper value network, and soften
+the moves other than keeps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.save_util import load_from_zip_file
+
+from greed_env.envs.catalog import ActionCatalog
+from greed_env.rules import Rules
+from greed_env.train.featurize import FeatureConfig
+from greed_env.train.policy import ModelFileError, check_card, read_card
+
+__all__ = ["CRITIC_KEYS", "fit_weights", "init_weights", "is_critic", "soften"]
+
+
+def init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
+    """Copy the policy weights of the model at ``path`` into ``model``.
+
+    Raises:
+        ModelFileError: missing file, another network shape, or a card naming other rules.
+    """
+
+    if not path.is_file():
+        raise ModelFileError(f"--init-from: model file {path} does not exist")
+    card = read_card(path)
+    if card is not None:
+        check_card(card, rules, f"--init-from {path}")
+    # a failed strict load still copies the tensors that fit, so keep the initial weights apart
+    initial = {key: value.clone() for key, value in model.policy.state_dict().items()}
+    try:
+        model.set_parameters(str(path), exact_match=True, device="cpu")
+        return
+    except Exception as exc:
+        error = str(exc)
+
+    try:
+        _, params, _ = load_from_zip_file(str(path), device="cpu")
+        fitted = fit_weights(model, (params or {}).get("policy", {}), initial)
+    except Exception as exc:
+        raise ModelFileError(f"--init-from {path}: cannot read its weights: {exc}") from None
+    if fitted is None:
+        raise ModelFileError(f"--init-from {path}: its weights do not fit this network: {error}")
+    state, fresh_critic = fitted
+    model.policy.load_state_dict(state, strict=True)
+    if fresh_critic:
+        print(f"--init-from {path}: policy weights loaded; the value network has another depth and starts afresh")
+
+
+def soften(model: MaskablePPO, temperature: float, rules: Rules) -> None:
+    """Divide the policy's logits of every move but keeps by ``temperature``.
+
+    Those moves (bank, roll on, ...) are only ever legal among themselves, never beside a
+    keep, so each such decision is softened and no keep decision changes. Their rows of the
+    structured head's action features are zero, so scaling the free rows is enough.
+    """
+    if temperature < 1.0:
+        raise ValueError(f"--init-temperature must be >= 1, got {temperature}")
+    if temperature == 1.0:
+        return
+    rows = torch.as_tensor([e.index for e in ActionCatalog(rules).entries if e.kind != "keep"])
+    head = model.policy.action_net
+    layer = head.free if hasattr(head, "free") else head
+    if hasattr(head, "phi") and bool(head.phi[rows].abs().sum() > 0):
+        raise ValueError("non-keep moves with action features cannot be softened")
+    with torch.no_grad():
+        layer.weight[rows] /= temperature
+        layer.bias[rows] /= temperature
+
+
+CRITIC_KEYS = ("mlp_extractor.value_net.", "value_net.")
+
+
+def is_critic(key: str) -> bool:
+    return key.startswith(CRITIC_KEYS)
+
+
+def fit_weights(
+    model: MaskablePPO, old: dict[str, torch.Tensor], new: dict[str, torch.Tensor]
+) -> tuple[dict[str, torch.Tensor], bool] | None:
+    """``old`` fitted to ``model``'s policy whose initial weights are ``new``, and whether its
+    value network starts afresh; None when the policy (actor) does not fit.
+
+    Three differences are bridged. Margin readings (or crossing readings) the old network lacks
+    are the last inputs of the first layers; a network without them is the same function as one
+    whose weights on them are zero, so those columns start at zero. A wider value network
+    (``--vf-width``, same depth) is the same function as the old one: the old units keep their
+    weights and see only the old inputs, the new units start from the new model's initial
+    weights and their outgoing weights are zero (so they learn from the first update on). A value network of another depth
+    keeps the new model's initial weights, all of it, never a mix of layers. The optimizer
+    starts afresh either way.
+    """
+    extractor = model.policy.features_extractor
+    cfg = FeatureConfig.from_dict(extractor.config) if hasattr(extractor, "config") else None
+    # the margin readings, and the crossing readings after them, may be missing at the end
+    pads = {cfg.margin_dim, 2 * cfg.margin_dim if cfg.margin_cross else 0} - {0} if cfg else set()
+
+    def fit(key: str) -> torch.Tensor | None:
+        src, target = old.get(key), new[key]
+        if src is None:
+            return None
+        if src.shape == target.shape:
+            return src.to(target.dtype)
+        if src.dim() == 2 and src.shape[0] == target.shape[0] and target.shape[1] - src.shape[1] in pads:
+            wide = torch.zeros_like(target)
+            wide[:, : src.shape[1]] = src
+            return wide
+        return None
+
+    if {k for k in old if not is_critic(k)} != {k for k in new if not is_critic(k)}:
+        return None
+    out: dict[str, torch.Tensor] = {}
+    for key in new:
+        if not is_critic(key):
+            value = fit(key)
+            if value is None:
+                return None
+            out[key] = value
+
+    def widen(key: str) -> torch.Tensor | None:
+        src, target = old.get(key), new[key]
+        if src is None or src.dim() != target.dim():
+            return None
+        if any(a > b for a, b in zip(src.shape, target.shape, strict=True)):
+            return None
+        out = target.clone()
+        if src.dim() == 2:
+            out[: src.shape[0]] = 0
+            out[: src.shape[0], : src.shape[1]] = src.to(target.dtype)
+        else:
+            out[: src.shape[0]] = src.to(target.dtype)
+        return out
+
+    critic = {key: widen(key) for key in new if is_critic(key)}
+    fresh = {k for k in old if is_critic(k)} != set(critic) or any(v is None for v in critic.values())
+    for key, value in critic.items():
+        out[key] = value if value is not None and not fresh else new[key]
+    return out, fresh
