@@ -8,7 +8,7 @@ from typing import Any, SupportsFloat
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.envs.common import make_opponent
+from greed_env.bots.loader import as_bot
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
 from greed_env.envs.gym_base import GreedGymEnv
 from greed_env.rules import Phase, Rules, State, apply, apply_roll, new_game, returns, sample_roll
@@ -78,9 +78,9 @@ rules' horizon ends every game, so there is no truncation.
 
 * ``rules``: preset name or :class:`~greed_env.rules.Rules` (default ``"ten_thousand"``).
 * ``rules_overrides``: dict of rules fields applied on top of ``rules``.
-* ``opponent``: a bot (``act(rules, state, rng) -> Move``) or a spec string: ``"random"``,
-  ``"threshold"``, ``"threshold:N"`` or a registry id, resolved by
-  ``greed_env.bots.factory.make_bot`` when present (default ``"threshold"``).
+* ``opponent``: a bot (``act(rules, state, rng) -> Move``) or any bot spec
+  :func:`greed_env.bots.load` reads: ``"random"``, ``"threshold"``, ``"threshold-400"``,
+  ``"optimal"`` (the solver's duel bot), registry ids, files (default ``"threshold"``).
 * ``num_players``: seats, 2..8 within the rules' limits (default 2).
 * ``seat``: the learner's fixed seat, or None (default) to draw it at each reset.
 * ``illegal_action``: ``"penalty"`` (default; never raises) or ``"raise"``.
@@ -143,7 +143,7 @@ class DuelEnv(GreedGymEnv):
             raise ValueError(f"seat must be None or a seat 0..{num_players - 1}, got {seat!r}")
         self.num_players = num_players
         self.fixed_seat = seat
-        self.opponent: Bot = make_opponent(opponent, self.rules)
+        self.opponent: Bot = as_bot(opponent, self.rules)
 
     def _num_seats(self) -> int:
         return self.num_players

@@ -50,14 +50,14 @@ from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputF
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 from tqdm.auto import tqdm
 
+from greed_env.bots.featurize import FeatureConfig, action_features
+from greed_env.bots.numpy_backend import NumpyPolicy
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
 from greed_env.files import atomic_write_text, atomic_write_with
 from greed_env.rules import Rules
 from greed_env.train.args import PPOArgs, run_name
-from greed_env.train.featurize import FeatureConfig, action_features
-from greed_env.train.policy import NumpyPolicy
 
 __all__ = [
     "CARD_FORMAT",
@@ -680,7 +680,9 @@ def _init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
     Raises:
         ModelFileError: missing file, another network shape, or a card naming other rules.
     """
-    from greed_env.train.policy import ModelFileError, check_card, read_card
+    from greed_env.bots.cards import check_training_card as check_card
+    from greed_env.bots.cards import read_training_card as read_card
+    from greed_env.bots.errors import BotLoadError as ModelFileError
 
     if not path.is_file():
         raise ModelFileError(f"--init-from: model file {path} does not exist")

@@ -22,7 +22,7 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from greed_env.train.featurize import (
+from greed_env.bots.featurize import (
     CROSS_SLACK,
     I_FINAL_ROUND,
     I_IN_HAND,

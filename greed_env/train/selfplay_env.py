@@ -25,10 +25,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from greed_env.bots.errors import BotLoadError as ModelFileError
+from greed_env.bots.numpy_backend import NumpyPolicy
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM, observation_bounds
 from greed_env.rules import Rules, resolve_rules
-from greed_env.train.policy import ModelFileError, NumpyPolicy
 
 __all__ = ["SNAPSHOT_PATTERN", "SelfPlayEnv", "SnapshotPool", "snapshot_name"]
 

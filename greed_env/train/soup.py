@@ -47,7 +47,8 @@ def _parent(card: dict[str, Any]) -> str | None:
 def _read_member(path: Path) -> tuple[Any, dict[str, Any]]:
     from sb3_contrib import MaskablePPO
 
-    from greed_env.train.policy import ModelFileError, read_card
+    from greed_env.bots.cards import read_training_card as read_card
+    from greed_env.bots.errors import BotLoadError as ModelFileError
 
     if not path.is_file():
         raise ModelFileError(f"soup member {path} does not exist")
@@ -81,9 +82,10 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
     """
     import torch
 
+    from greed_env.bots.cards import check_training_card as check_card
+    from greed_env.bots.errors import BotLoadError as ModelFileError
     from greed_env.rules import Rules
     from greed_env.train.common import atomic_write_text, save_model_atomic
-    from greed_env.train.policy import ModelFileError, check_card
 
     paths = [Path(m) for m in models]
     if len(paths) < 2:
@@ -181,7 +183,7 @@ def run(ns: argparse.Namespace) -> Path:
 
 def cli(argv: Sequence[str] | None = None) -> int:
     """``python training/soup.py MODEL MODEL ... --out DIR``; user errors exit 2."""
-    from greed_env.train.policy import ModelFileError
+    from greed_env.bots.errors import BotLoadError as ModelFileError
 
     ns = build_parser().parse_args(argv)
     try:
