@@ -15,11 +15,12 @@ import torch
 from sb3_contrib import MaskablePPO
 from test_training_scripts import TINY as TRAINING_TINY
 
+from greed_env.bots.errors import BotLoadError as ModelFileError
+from greed_env.bots.numpy_backend import load_policy
 from greed_env.cli import main as greed_main
 from greed_env.evaluation import evaluate
 from greed_env.rules import preset
 from greed_env.train import duel
-from greed_env.train.policy import ModelFileError, load_policy
 from greed_env.train.soup import soup
 
 # the training smoke tests' tiny runs, against a threshold bot, evaluated only at the end

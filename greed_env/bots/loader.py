@@ -86,7 +86,10 @@ def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot
     card = find_card(bot_id)
     if card is None:
         known = [b.id for b in list_bots(target.name)] if target.name in preset_names() else []
-        raise UnknownBotError(f"unknown bot {parsed.text!r}; known for {target.name}: {', '.join(known) or 'none'}")
+        raise UnknownBotError(
+            f"unknown bot {parsed.text!r}; known for {target.name}: {', '.join(known) or 'none'}; "
+            "built-in kinds: random, threshold[-N], optimal[-OBJECTIVE], files (.json, .onnx, .zip, .npz)"
+        )
     return OnnxBot.from_card(card, rules=rules, **options)
 
 
