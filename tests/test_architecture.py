@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str]] = {
     "bots": {"rules", "files", "envs", "solver"},
     "vector": {"rules", "envs", "solver", "bots"},
     "policy_value": {"rules", "bots"},
-    "evaluation": {"rules", "envs", "solver", "vector", "bots", "policy_value"},
+    "evaluation": {"rules", "files", "envs", "solver", "vector", "bots", "policy_value"},
     "rllib": {"rules", "files", "envs", "pettingzoo", "bots"},
     "train": {"rules", "files", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "policy_value"},
     "commands": {"rules", "files", "envs", "solver", "vector", "bots", "evaluation", "policy_value", "train"},
@@ -167,3 +167,16 @@ def test_playing_an_exported_bot_and_evaluating_loads_no_training_code() -> None
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_one_list_of_objectives() -> None:
+    from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE
+    from greed_env.evaluation import OBJECTIVES as EVALUATED
+    from greed_env.solver import OBJECTIVES
+
+    assert set(SOLITAIRE) < set(EVALUATED) <= set(OBJECTIVES)
+    tuples = [
+        f"{m}" for m, f in modules().items()
+        if "OBJECTIVES = (\"" in f.read_text(encoding="utf-8")
+    ]
+    assert sorted(tuples) == ["greed_env.envs.solitaire", "greed_env.solver.table"], tuples

@@ -11,6 +11,7 @@ import numpy as np
 
 from greed_env.evaluation.regret import regret_by_situation
 from greed_env.evaluation.result import EvalResult
+from greed_env.files import atomic_write_text, atomic_write_with
 
 
 def learning_curve(run_dir: str | Path) -> list[dict[str, float]]:
@@ -68,8 +69,10 @@ def _plot_regret(result: EvalResult, path: Path) -> bool:
         ax.set_ylabel(f"regret ({_regret_unit(result.objective)})")
     fig.suptitle(f"{result.bot} - {result.rules.name} {result.objective}")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        atomic_write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+    finally:
+        plt.close(fig)
     return True
 
 
@@ -126,8 +129,10 @@ def plot_learning_curves(
                 ax.set_ylim(*((optimal - better, optimal + worse) if minimize else (optimal - worse, optimal + better)))
             ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        atomic_write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+    finally:
+        plt.close(fig)
     return True
 
 
@@ -213,6 +218,4 @@ def write_report(
                     shown = last.get("exact", last.get("regret_estimate", last["value"]))
                     cpu = f"{last['cpu_s'] / 60:.1f}" if "cpu_s" in last else "-"
                     lines.append(f"| {name} | {len(rows)} | {int(last['step']):,} | {shown:.4f} | {cpu} |")
-    path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return atomic_write_text(out / "report.md", "\n".join(lines) + "\n")

@@ -18,6 +18,7 @@ from greed_env.bots.base import Bot
 from greed_env.bots.optimal import optimal_bot
 from greed_env.bots.play import batch_moves
 from greed_env.envs.catalog import ActionCatalog
+from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE_OBJECTIVES
 from greed_env.evaluation.duel import vector_duel_supported, vector_duel_values
 from greed_env.evaluation.regret import banked_lead, regret_of
 from greed_env.evaluation.resolve import BotSource, bot_label, resolve_bot
@@ -31,7 +32,9 @@ from greed_env.evaluation.yardstick import (
 )
 from greed_env.rules import Move, Phase, Rules, State
 
-OBJECTIVES = ("turn", "race", "duel")
+OBJECTIVES = (*SOLITAIRE_OBJECTIVES, "duel")
+"""What :func:`evaluate` measures: the objectives of ``Solitaire-v0`` and the ``Duel-v0`` game
+(each one of the solver's objectives, :data:`greed_env.solver.OBJECTIVES`)."""
 
 
 
