@@ -1,6 +1,5 @@
-"""Playing bots: one game to the end (:func:`play_game`) and many positions at once
-(:func:`batch_moves`). The tournament, the exporter's position sampler and the game records
-play through these.
+"""Playing bots: one game to the end (:func:`play_game`, through the one game loop
+:func:`greed_env.rules.play.play_out`) and many positions at once (:func:`batch_moves`).
 
 >>> import numpy as np
 >>> from greed_env.bots.base import RandomBot, ThresholdBot
@@ -12,62 +11,17 @@ play through these.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from greed_env.bots.base import Bot
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM, encode_observation
-from greed_env.rules import (
-    IllegalMove,
-    Move,
-    Rules,
-    State,
-    apply,
-    apply_roll,
-    is_chance,
-    is_over,
-    new_game,
-    sample_roll,
-)
+from greed_env.rules import Move, Rules, State, new_game
+from greed_env.rules.play import play_out
 
-__all__ = ["batch_moves", "play_game", "play_out"]
-
-
-def play_out(
-    rules: Rules,
-    state: State,
-    bots: Sequence[Bot],
-    dice_rng: np.random.Generator,
-    bot_rngs: Sequence[np.random.Generator],
-    on_move: Callable[[State, Move], None] | None = None,
-    max_steps: int | None = None,
-) -> State:
-    """Play ``state`` on to the end (or ``max_steps`` decisions and rolls): dice from
-    ``dice_rng``, seat ``p``'s moves from ``bots[p]`` with ``bot_rngs[p]``.
-
-    ``on_move(state, move)`` sees every decision before it is applied.
-
-    Raises:
-        IllegalMove: a bot chose an illegal move (the message names the seat's bot).
-    """
-    s = state
-    steps = 0
-    while not is_over(s) and (max_steps is None or steps < max_steps):
-        steps += 1
-        if is_chance(s):
-            s = apply_roll(rules, s, sample_roll(rules, s, dice_rng))
-            continue
-        bot = bots[s.player]
-        move = bot.act(rules, s, bot_rngs[s.player])
-        if on_move is not None:
-            on_move(s, move)
-        try:
-            s = apply(rules, s, move)
-        except IllegalMove as exc:
-            raise IllegalMove(f"bot {bot.name!r} in seat {s.player} chose {move}: {exc}", rule=exc.rule) from None
-    return s
+__all__ = ["batch_moves", "play_game"]
 
 
 def play_game(
@@ -77,13 +31,15 @@ def play_game(
     bot_rngs: Sequence[np.random.Generator],
     first_player: int | None = 0,
 ) -> tuple[float, ...]:
-    """Play one game to the end; return each seat's share of the win (1, 1/2 when shared, 0).
+    """Play one game to the end (:func:`greed_env.rules.play.play_out`); return each seat's
+    share of the win (1, 1/2 when shared, 0).
 
     Raises:
         IllegalMove: a bot chose an illegal move (the message names the seat's bot).
     """
     s = new_game(rules, len(bots), first_player=first_player)
-    return tuple(play_out(rules, s, bots, dice_rng, bot_rngs).shares)
+    end = play_out(rules, s, [b.act for b in bots], dice_rng, bot_rngs, names=[b.name for b in bots])
+    return tuple(end.shares)
 
 
 def batch_moves(bot: Bot, rules: Rules, states: Sequence[State], rng: np.random.Generator) -> list[Move]:

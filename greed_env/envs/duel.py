@@ -11,7 +11,8 @@ from greed_env.bots.base import Bot
 from greed_env.bots.loader import as_bot
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
 from greed_env.envs.gym_base import GreedGymEnv
-from greed_env.rules import Phase, Rules, State, apply, apply_roll, new_game, returns, sample_roll
+from greed_env.rules import Move, Phase, Rules, State, new_game, returns
+from greed_env.rules.play import play_out
 
 __all__ = ["DuelEnv"]
 
@@ -154,19 +155,20 @@ class DuelEnv(GreedGymEnv):
         return self._seat
 
     def _advance(self, s: State) -> State:
-        rules, rng, seat, events = self.rules, self.np_random, self._seat, self._events
-        bot = self.opponent
-        while s.phase != Phase.OVER:
-            if s.phase in (Phase.ROLL, Phase.ORDER_ROLL):
-                s = apply_roll(rules, s, sample_roll(rules, s, rng))
-            elif s.player != seat:
-                move = bot.act(rules, s, rng)
-                s = self._played(s, move, apply(rules, s, move))
-            else:
-                break
-            if s.event:
-                events.append(s.event)
-        return s
+        """Roll and play the opponents' moves (:func:`~greed_env.rules.play.play_out`) until
+        the learner decides or the game is over."""
+        seat, events = self._seat, self._events
+
+        def seen(before: State, event: tuple[int, ...] | Move, after: State) -> None:
+            if isinstance(event, Move):
+                self._played(before, event, after)
+            if after.event:
+                events.append(after.event)
+
+        act = self.opponent.act
+        return play_out(
+            self.rules, s, [act] * s.num_players, self.np_random, on_step=seen, stop=lambda st: st.player == seat
+        )
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
