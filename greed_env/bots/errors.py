@@ -8,8 +8,6 @@ Every way a bot can fail to load or to play the rules asked of it raises a :clas
 * :class:`RulesMismatchError`: a bot made for other rules (another rules fingerprint);
 * :class:`ObsSpecMismatchError`, :class:`CatalogMismatchError`: a bot trained on another
   observation spec or action catalog than this greed_env builds.
-
-``ModelFileError`` is the name the training scripts used; it is :class:`BotLoadError` itself.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ __all__ = [
     "BotLoadError",
     "CatalogMismatchError",
     "CorruptBotError",
-    "ModelFileError",
     "ObsSpecMismatchError",
     "RulesMismatchError",
     "UnknownBotError",
@@ -51,5 +48,3 @@ class ObsSpecMismatchError(BotLoadError):
 class CatalogMismatchError(BotLoadError):
     """A bot trained on another action-catalog version or size than this greed_env builds."""
 
-
-ModelFileError = BotLoadError
