@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from greed_env.bots.errors import BotLoadError as ModelFileError
+from greed_env.bots.errors import BotLoadError
 from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot, load_policy
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM
@@ -118,26 +118,26 @@ def test_policy_snapshots_round_trip_and_play(tmp_path: Path) -> None:
 
 
 def test_bad_model_files_get_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(ModelFileError, match="does not exist"):
+    with pytest.raises(BotLoadError, match="does not exist"):
         load_policy(tmp_path / "missing.zip", RULES)
     junk = tmp_path / "junk.zip"
     junk.write_bytes(b"not a zip at all")
-    with pytest.raises(ModelFileError, match="not a stable-baselines3 model"):
+    with pytest.raises(BotLoadError, match="not a stable-baselines3 model"):
         load_policy(junk, RULES)
     other = tmp_path / "other.zip"
     with zipfile.ZipFile(other, "w") as zf:
         zf.writestr("hello.txt", "hi")
-    with pytest.raises(ModelFileError, match="no data"):
+    with pytest.raises(BotLoadError, match="no data"):
         load_policy(other, RULES)
     bad_npz = tmp_path / "bad.npz"
     bad_npz.write_bytes(b"garbage")
-    with pytest.raises(ModelFileError, match="not a readable policy"):
+    with pytest.raises(BotLoadError, match="not a readable policy"):
         load_policy(bad_npz, RULES)
     farkle = preset("farkle")
     snap = _tiny_policy(farkle).save(tmp_path / "farkle.npz")
-    with pytest.raises(ModelFileError, match="other rules"):
+    with pytest.raises(BotLoadError, match="other rules"):
         load_policy(snap, RULES)
-    with pytest.raises(ModelFileError, match="built for rules"):
+    with pytest.raises(BotLoadError, match="built for rules"):
         PolicyBot(_tiny_policy(), RULES).act(SHORT, None, np.random.default_rng(0))  # type: ignore[arg-type]
 
 

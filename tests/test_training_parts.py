@@ -213,7 +213,7 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from greed_env.bots.errors import BotLoadError as ModelFileError
+    from greed_env.bots.errors import BotLoadError
     from greed_env.bots.numpy_backend import NumpyPolicy
     from greed_env.train.common import _init_weights, _policy_class, _policy_kwargs
 
@@ -257,7 +257,7 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
             obs, info = env.reset()
     other = duel.Args(net_width=32, features="margin")
     bigger = MaskablePPO(_policy_class(other), env, policy_kwargs=_policy_kwargs(other, rules), device="cpu")
-    with pytest.raises(ModelFileError, match="do not fit this network"):
+    with pytest.raises(BotLoadError, match="do not fit this network"):
         _init_weights(bigger, tmp_path / "old.zip", rules)
 
 

@@ -47,4 +47,3 @@ class ObsSpecMismatchError(BotLoadError):
 
 class CatalogMismatchError(BotLoadError):
     """A bot trained on another action-catalog version or size than this greed_env builds."""
-
