@@ -15,15 +15,10 @@
 * :mod:`~greed_env.bots.registry` (bot folders, listing), :mod:`~greed_env.bots.play` (game
   loop), :mod:`~greed_env.bots.tournament`, :mod:`~greed_env.bots.export`, :mod:`~greed_env.bots.hints`.
 
-The loader is imported on first use of a name below, so that the environments, which import
-:mod:`greed_env.bots.base` for the protocol, do not load the backends; no module here imports
-torch, onnxruntime or the solver's numba kernels until a bot needs them.
+No module here imports torch, onnxruntime or the solver's numba kernels until a bot needs them.
 """
 
 from __future__ import annotations
-
-from importlib import import_module
-from typing import Any
 
 from greed_env.bots.base import Bot, ObservationBot, RandomBot, ThresholdBot
 from greed_env.bots.errors import (
@@ -34,7 +29,15 @@ from greed_env.bots.errors import (
     RulesMismatchError,
     UnknownBotError,
 )
+from greed_env.bots.export import export_model
+from greed_env.bots.hints import hint_lines
+from greed_env.bots.loader import load
+from greed_env.bots.numpy_backend import PolicyBot
+from greed_env.bots.onnx_backend import OnnxBot
+from greed_env.bots.registry import BotInfo, list_bots
+from greed_env.bots.sb3_backend import PPOBot
 from greed_env.bots.spec import BotSpec, parse_spec
+from greed_env.bots.tournament import run_tournament
 
 __all__ = [
     "Bot",
@@ -59,28 +62,3 @@ __all__ = [
     "parse_spec",
     "run_tournament",
 ]
-
-_LAZY = {
-    "BotInfo": "greed_env.bots.registry",
-    "list_bots": "greed_env.bots.registry",
-    "load": "greed_env.bots.loader",
-    "OnnxBot": "greed_env.bots.onnx_backend",
-    "PPOBot": "greed_env.bots.sb3_backend",
-    "PolicyBot": "greed_env.bots.numpy_backend",
-    "export_model": "greed_env.bots.export",
-    "hint_lines": "greed_env.bots.hints",
-    "run_tournament": "greed_env.bots.tournament",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'greed_env.bots' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
