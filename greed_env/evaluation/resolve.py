@@ -33,13 +33,17 @@ def resolve_bot(source: BotSource, rules: Rules, objective: str) -> Bot:
         ValueError: an object that is no bot.
     """
     if not isinstance(source, str | os.PathLike):
-        return as_bot(source, rules)
-    spec = parse_spec(os.fspath(source))
-    if spec.kind == "optimal" and not spec.preset and spec.objective == objective:
-        bot = load(spec, yardstick_rules(rules, objective))
+        bot = as_bot(source, rules)
     else:
-        bot = load(spec, rules)
-    return bot.inner if isinstance(bot, SolverBot) else bot
+        spec = parse_spec(os.fspath(source))
+        if spec.kind == "optimal" and not spec.preset and spec.objective == objective:
+            bot = load(spec, yardstick_rules(rules, objective))
+        else:
+            bot = load(spec, rules)
+    if isinstance(bot, SolverBot):
+        bot.check_rules(rules if bot.rules.fingerprint == rules.fingerprint else yardstick_rules(rules, objective))
+        return bot.inner
+    return bot
 
 
 def bot_label(source: BotSource, bot: Bot) -> str:

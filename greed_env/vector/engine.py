@@ -369,6 +369,8 @@ class EpisodeBatch:
         self._opt = _NO_OPTIMAL
         if mode == "duel":
             bot = as_bot(opponent, self.rules)
+            if isinstance(bot, SolverBot):
+                bot = bot.inner  # the solver's own bot: its table drives the kernels
             kind, bank_at, style, min_dice = opponent_params(bot, self.rules)
             if kind == K.OPP_OPTIMAL:
                 if n_players != 2:
