@@ -44,6 +44,7 @@ from greed_env.bots.cards import (
 from greed_env.bots.errors import CatalogMismatchError, CorruptBotError, ObsSpecMismatchError
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.bots.sb3_backend import load_sb3_model, model_rules
+from greed_env.bots.tournament import default_opponents, evaluate_bot
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import (
     OBS_DIM,
@@ -312,8 +313,6 @@ def export_model(
     onnx_path = atomic_write_bytes(out / f"{name}.onnx", data)
     card_path = write_card(out / f"{name}.json", card)
     if evaluate_games > 0:
-        from greed_env.bots.tournament import default_opponents, evaluate_bot
-
         opponents = list(evaluate_opponents or default_opponents(bot_rules))
         card["evaluation"] = evaluate_bot(
             str(card_path), bot_rules, opponents, evaluate_games, seed=seed, workers=workers

@@ -18,7 +18,9 @@ from greed_env.bots.base import Bot
 from greed_env.bots.optimal import optimal_bot
 from greed_env.bots.play import batch_moves
 from greed_env.envs.catalog import ActionCatalog
+from greed_env.envs.duel import DuelEnv
 from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE_OBJECTIVES
+from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.evaluation.duel import vector_duel_supported, vector_duel_values
 from greed_env.evaluation.regret import banked_lead, regret_of
 from greed_env.evaluation.resolve import BotSource, bot_label, resolve_bot
@@ -30,6 +32,7 @@ from greed_env.evaluation.yardstick import (
     solver_module,
     yardstick_rules,
 )
+from greed_env.policy_value import EnumerationLimit, turn_value
 from greed_env.rules import Move, Phase, Rules, State
 
 OBJECTIVES = (*SOLITAIRE_OBJECTIVES, "duel")
@@ -98,11 +101,7 @@ def _make_envs(job: _Job, count: int) -> list[Any]:
 
 def _make_env(job: _Job) -> Any:
     if job.objective == "duel":
-        from greed_env.envs.duel import DuelEnv
-
         return DuelEnv(job.rules, opponent=job.opponent, num_players=job.num_players, seat=0)
-    from greed_env.envs.solitaire import SolitaireEnv
-
     return SolitaireEnv(job.rules, objective=job.objective)
 
 
@@ -357,8 +356,6 @@ def evaluate(
     tol = 1e-9 if objective == "duel" else 1e-6
     exact_value = None
     if exact:
-        from greed_env.policy_value import EnumerationLimit, turn_value
-
         try:
             limit = {} if exact_max_positions is None else {"max_positions": exact_max_positions}
             exact_value = turn_value(the_bot, rules, **limit)
