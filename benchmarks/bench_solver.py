@@ -28,8 +28,9 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+from greed_env.solver import OBJECTIVES
+
 PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive", "trippn")
-OBJECTIVES = ("turn", "entry", "race", "duel")
 PACKAGE_LIMIT = 2 * 1024 * 1024
 
 

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot, load_policy
 from greed_env.evaluation import evaluate
 from greed_env.rules import Rules, preset
-from greed_env.train.policy import NumpyPolicy, PolicyBot, load_policy
 
 
 class MeanLogits(NumpyPolicy):

@@ -21,7 +21,7 @@ import argparse  # noqa: E402
 import numpy as np  # noqa: E402
 
 from greed_env.bots import OnnxBot, load  # noqa: E402
-from greed_env.bots.policy_bots import masked_argmax  # noqa: E402
+from greed_env.bots.onnx_backend import masked_argmax  # noqa: E402
 from greed_env.envs.observation import encode_observation  # noqa: E402
 from greed_env.rules import (  # noqa: E402
     Phase,

@@ -10,7 +10,6 @@ from :data:`EXAMPLES`.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import re
 import sys
@@ -19,15 +18,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from greed_env import __version__
+from greed_env.commands import bots_cmd, demo_cmd, play_cmd, rules_cmd, solve_cmd, train_cmd
 
-COMMAND_MODULES = (
-    "greed_env.commands.rules_cmd",
-    "greed_env.commands.play_cmd",
-    "greed_env.commands.solve_cmd",
-    "greed_env.commands.train_cmd",
-    "greed_env.commands.bots_cmd",
-    "greed_env.commands.demo_cmd",
-)
+COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, bots_cmd, demo_cmd)
+"""Each command module adds its sub-commands with ``register(subparsers)``."""
 
 
 EXAMPLES: dict[str, str] = {
@@ -140,13 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"greed {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue  # sub-command not built yet
-            raise
+    for module in COMMAND_MODULES:
         module.register(sub)
     for name, child in _subparsers(parser):
         child.formatter_class = HelpFormatter

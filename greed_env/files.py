@@ -30,7 +30,8 @@ def file_mode() -> int:
 
 
 def atomic_write_with(path: str | os.PathLike[str], writer: Callable[[Path], Any]) -> Path:
-    """Let ``writer(tmp)`` write a temporary file beside ``path``, then move it into place.
+    """Let ``writer(tmp)`` write a temporary file beside ``path``, flush it to disk, then move
+    it into place with the mode of :func:`file_mode`.
 
     The folder is created when missing. On any error the temporary file is removed and
     ``path`` is left as it was.
@@ -42,6 +43,7 @@ def atomic_write_with(path: str | os.PathLike[str], writer: Callable[[Path], Any
     tmp = Path(tmp_name)
     try:
         writer(tmp)
+        _fsync(tmp)
         os.chmod(tmp, file_mode())
         os.replace(tmp, p)
     except BaseException:
@@ -50,16 +52,14 @@ def atomic_write_with(path: str | os.PathLike[str], writer: Callable[[Path], Any
     return p
 
 
+def _fsync(path: Path) -> None:
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (flushed to disk before the rename)."""
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-
-    return atomic_write_with(path, write)
+    return atomic_write_with(path, lambda tmp: tmp.write_bytes(data))
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.bots.policy_bots import batch_moves
+from greed_env.bots.play import batch_moves
 from greed_env.rules import Phase, Rules, State, apply, apply_roll, chance_outcomes, new_game
 from greed_env.rules.game import is_chance
 

@@ -94,10 +94,10 @@ def test_a_soup_row_counts_its_members_and_reads_its_play_on_the_cards_games(tmp
 def test_duel_ensemble_averages_logits_and_estimates_each_policy() -> None:
     import numpy as np
 
+    from greed_env.bots.numpy_backend import NumpyPolicy
     from greed_env.envs.catalog import ActionCatalog
     from greed_env.envs.observation import OBS_DIM
     from greed_env.rules import preset
-    from greed_env.train.policy import NumpyPolicy
 
     ens_mod = _benchmark("duel_ensemble")
     rules = preset("ten_thousand")

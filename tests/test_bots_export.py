@@ -17,16 +17,17 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 
 from greed_env.bots import registry
-from greed_env.bots.export import encode_positions, export_model, sample_positions
-from greed_env.bots.policy_bots import (
+from greed_env.bots.errors import (
     CatalogMismatchError,
     CorruptBotError,
     ObsSpecMismatchError,
-    OnnxBot,
     RulesMismatchError,
 )
+from greed_env.bots.export import encode_positions, export_model, sample_positions
+from greed_env.bots.loader import load
+from greed_env.bots.onnx_backend import OnnxBot
+from greed_env.bots.play import play_game
 from greed_env.bots.sb3_backend import PPOBot
-from greed_env.bots.tournament import play_game
 from greed_env.cli import main as greed_main
 from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.rules import is_chance, legal_moves, preset
@@ -103,8 +104,8 @@ def test_onnx_equals_maskable_ppo_predict_on_10000_positions(model_path: Path, e
 
 
 def test_onnx_bot_plays_legal_moves_and_is_deterministic(exported: Path) -> None:
-    bot = registry.load(str(exported))
-    other = registry.load("threshold-300")
+    bot = load(str(exported))
+    other = load("threshold-300")
     first = play_game(RULES, [bot, other], np.random.default_rng(5), [np.random.default_rng(1), np.random.default_rng(2)])
     again = play_game(RULES, [bot, other], np.random.default_rng(5), [np.random.default_rng(9), np.random.default_rng(8)])
     assert first == again
@@ -113,13 +114,13 @@ def test_onnx_bot_plays_legal_moves_and_is_deterministic(exported: Path) -> None
 
 def test_registry_finds_bots_on_the_search_path(exported: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(registry.BOTS_PATH_ENV, str(exported.parent.parent))
-    bot = registry.load("bot:ten_thousand/ppo-turn")
+    bot = load("bot:ten_thousand/ppo-turn")
     assert isinstance(bot, OnnxBot)
-    assert registry.load("ppo-turn", rules=RULES).name == "ten_thousand/ppo-turn"
+    assert load("ppo-turn", rules=RULES).name == "ten_thousand/ppo-turn"
     ids = {b.id: b for b in registry.list_bots("ten_thousand")}
     assert "ten_thousand/ppo-turn" in ids and not ids["ten_thousand/ppo-turn"].problem
     with pytest.raises(RulesMismatchError, match="fingerprint"):
-        registry.load("ten_thousand/ppo-turn", rules=preset("farkle"))
+        load("ten_thousand/ppo-turn", rules=preset("farkle"))
 
 
 def test_onnx_bot_refuses_other_rules_at_play_time(exported: Path) -> None:
@@ -240,7 +241,7 @@ def test_exported_bot_runs_without_torch(exported: Path) -> None:
         "sys.modules['torch'] = None\n"
         "import numpy as np\n"
         "from greed_env.bots import load\n"
-        "from greed_env.bots.tournament import play_game\n"
+        "from greed_env.bots.play import play_game\n"
         "from greed_env.rules import preset\n"
         f"bot = load({str(exported)!r})\n"
         "r = preset('ten_thousand')\n"

@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from greed_env.bots import registry
+from greed_env.bots import optimal, registry
 from greed_env.bots.base import RandomBot, ThresholdBot
-from greed_env.bots.factory import make_bot
-from greed_env.bots.policy_bots import RulesMismatchError
+from greed_env.bots.errors import CorruptBotError, RulesMismatchError, UnknownBotError
+from greed_env.bots.loader import load
+from greed_env.bots.play import play_game
+from greed_env.bots.spec import parse_spec
 from greed_env.cli import main as greed_main
 from greed_env.rules import preset, preset_names
 
@@ -26,7 +28,7 @@ def test_heuristics_exist_for_every_preset(name: str) -> None:
     ids = {b.id for b in registry.list_bots(name)}
     for h in registry.HEURISTIC_NAMES:
         assert f"{name}/{h}" in ids
-    assert isinstance(registry.load(f"{name}/random"), RandomBot)
+    assert isinstance(load(f"{name}/random"), RandomBot)
 
 
 @pytest.mark.parametrize(
@@ -40,7 +42,7 @@ def test_heuristics_exist_for_every_preset(name: str) -> None:
     ],
 )
 def test_threshold_specs(spec: str, bank_at: int, keep: str) -> None:
-    bot = registry.load(spec)
+    bot = load(spec)
     assert isinstance(bot, ThresholdBot)
     assert (bot.bank_at, bot.keep) == (bank_at, keep)
 
@@ -51,38 +53,37 @@ def test_threshold_specs(spec: str, bank_at: int, keep: str) -> None:
         ("ten_thousand/nonsense", "known for ten_thousand: .*ten_thousand/random"),
         ("yahtzee/random", "no rules preset 'yahtzee'"),
         ("optimal-duel", "give an id <rules>/optimal-duel"),
-        ("ten_thousand/optimal-nothing", "optimal objectives"),
+        ("ten_thousand/optimal-nothing", "no objective .nothing. .it has turn, entry, race, duel"),
         ("", "empty bot spec"),
     ],
 )
 def test_unknown_specs_raise_lookup_errors(spec: str, match: str) -> None:
-    with pytest.raises(registry.UnknownBotError, match=match):
-        registry.load(spec)
+    with pytest.raises(UnknownBotError, match=match):
+        load(spec)
 
 
-def test_factory_falls_back_to_the_registry() -> None:
+def test_registry_ids_load_with_the_rules() -> None:
     rules = preset("ten_thousand")
-    assert make_bot("bot:ten_thousand/threshold-500", rules).bank_at == 500
-    assert make_bot("ten_thousand/threshold-300-keep-most", rules).keep == "keep-most"
+    assert load("bot:ten_thousand/threshold-500", rules).bank_at == 500
+    assert load("ten_thousand/threshold-300-keep-most", rules).keep == "keep-most"
 
 
 def test_heuristic_bots_play_any_rules_deterministically() -> None:
-    from greed_env.bots.tournament import play_game
-
     r = preset("progressive")
-    bots = [registry.load("progressive/threshold-300"), registry.load("random")]
+    bots = [load("progressive/threshold-300"), load("random")]
     a = play_game(r, bots, np.random.default_rng(3), [np.random.default_rng(1), np.random.default_rng(2)])
     b = play_game(r, bots, np.random.default_rng(3), [np.random.default_rng(1), np.random.default_rng(2)])
     assert a == b and sum(a) == pytest.approx(1.0)
 
 
-def test_resolve_id() -> None:
-    assert registry.resolve_id(" bot:greed/optimal-turn ") == ("greed", "optimal-turn")
-    assert registry.resolve_id("random") == (None, "random")
+def test_ids_split_into_preset_and_name() -> None:
+    spec = parse_spec(" bot:greed/optimal-turn ")
+    assert (spec.preset, spec.name, spec.objective) == ("greed", "optimal-turn", "turn")
+    assert (parse_spec("random").preset, parse_spec("random").name) == ("", "random")
 
 
 def _solver_bot_available(rules_name: str, objective: str) -> bool:
-    return registry.optimal_available(preset(rules_name), objective)
+    return optimal.optimal_available(preset(rules_name), objective)
 
 
 @pytest.mark.skipif(not _solver_bot_available("ten_thousand", "turn"), reason="solver bot not available")
@@ -90,21 +91,21 @@ def test_optimal_bot_ids_resolve_to_the_solver() -> None:
     from greed_env.rules import apply_roll, legal_moves, new_game
 
     r = preset("ten_thousand")
-    bot = registry.load("ten_thousand/optimal-turn", rules=r)
+    bot = load("ten_thousand/optimal-turn", rules=r)
     s = apply_roll(r, new_game(r, 2, first_player=0), (1, 1, 1, 2, 3, 5))
     assert bot.act(r, s, np.random.default_rng(0)) in legal_moves(r, s)
     assert "ten_thousand/optimal-turn" in {b.id for b in registry.list_bots("ten_thousand")}
     with pytest.raises(RulesMismatchError, match="target"):
-        registry.load("ten_thousand/optimal-turn", rules=r.replace(target=5000))
+        load("ten_thousand/optimal-turn", rules=r.replace(target=5000))
     with pytest.raises(RulesMismatchError):
         bot.act(r.replace(target=5000), s, np.random.default_rng(0))
 
 
 def test_optimal_bots_refused_where_the_solver_does_not_model_the_rules() -> None:
     r = preset("ten_thousand", piggyback=True)
-    assert not registry.optimal_available(r, "duel")
-    with pytest.raises(registry.UnknownBotError, match="no optimal bot"):
-        registry.load("optimal-duel", rules=r)
+    assert not optimal.optimal_available(r, "duel")
+    with pytest.raises(UnknownBotError, match="no optimal bot"):
+        load("optimal-duel", rules=r)
 
 
 def _committed_cards() -> list[Path]:
@@ -125,7 +126,7 @@ def test_committed_bot_cards_are_complete_and_match_their_onnx(card: Path) -> No
     assert data["evaluation"], "committed bots carry their measured strength"
     assert data["training"], "committed bots say how they were trained"
     pytest.importorskip("onnxruntime")
-    bot = registry.load(str(card), rules=preset(card.parent.name))
+    bot = load(str(card), rules=preset(card.parent.name))
     assert bot.name == data["id"]
 
 
@@ -154,10 +155,8 @@ def test_broken_card_is_listed_with_its_problem(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv(registry.BOTS_PATH_ENV, str(tmp_path))
     info = {b.id: b for b in registry.list_bots("ten_thousand")}["ten_thousand/broken"]
     assert "invalid JSON" in info.problem
-    from greed_env.bots.policy_bots import CorruptBotError
-
     with pytest.raises(CorruptBotError, match="invalid JSON"):
-        registry.load("ten_thousand/broken")
+        load("ten_thousand/broken")
 
 
 def test_greed_bots_lists_and_shows(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,18 +5,17 @@ from __future__ import annotations
 import io
 import json
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from greed_env.bots.base import RandomBot, ThresholdBot
-from greed_env.bots.factory import BotSpecError, make_bot
+from greed_env.bots.errors import UnknownBotError
+from greed_env.bots.loader import load as load_bot
 from greed_env.cli import main
 from greed_env.rules import (
     Phase,
-    Rules,
     apply,
     apply_roll,
     current_keep_options,
@@ -145,76 +144,31 @@ def test_score_errors_exit_2_with_one_line(
 
 
 # ------------------------------------------------------------------------------------------
-# bot factory
+# bot specs (the grammar's own tests: tests/test_bots_spec.py)
 
 
-def test_make_bot_builtin_kinds() -> None:
+def test_load_builtin_kinds() -> None:
     rules = preset("ten_thousand")
-    assert isinstance(make_bot("random", rules), RandomBot)
-    assert isinstance(make_bot("threshold", rules), ThresholdBot)
-    bot = make_bot(" Threshold:650 ", rules)
+    assert isinstance(load_bot("random", rules), RandomBot)
+    assert isinstance(load_bot("threshold", rules), ThresholdBot)
+    bot = load_bot(" Threshold:650 ", rules)
     assert isinstance(bot, ThresholdBot) and bot.bank_at == 650
     for bad, message in [
         ("threshold:lots", "whole number"),
-        ("threshold:-5", ">= 0"),
-        ("random:3", "no argument"),
+        ("threshold:-5", "whole number"),
+        ("random:3", "unknown bot 'random:3'"),
         ("", "empty bot spec"),
     ]:
-        with pytest.raises(BotSpecError, match=message):
-            make_bot(bad, rules)
+        with pytest.raises(UnknownBotError, match=message):
+            load_bot(bad, rules)
 
 
-def test_make_bot_unknown_spec_without_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "greed_env.bots.registry", None)
-    with pytest.raises(
-        BotSpecError,
-        match=r"unknown bot 'greedy'; known kinds: random, threshold\[:N\], optimal\[:OBJECTIVE\]",
-    ):
-        make_bot("greedy", preset("ten_thousand"))
-
-
-def test_make_bot_builds_the_solvers_bot() -> None:
-    bot = make_bot("optimal", preset("farkle5"))
+def test_load_builds_the_solvers_bot() -> None:
+    bot = load_bot("optimal", preset("farkle5"))
     assert bot.name == "optimal-duel"
-    assert make_bot("optimal:turn", preset("farkle5")).name == "optimal-turn"
-    with pytest.raises(BotSpecError, match="objective must be one of"):
-        make_bot("optimal:fastest", preset("farkle5"))
-
-
-def test_make_bot_falls_back_to_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    registry = types.ModuleType("greed_env.bots.registry")
-    known = RandomBot(name="fancy")
-
-    def load(spec: str) -> RandomBot:
-        if spec == "fancy":
-            return known
-        raise KeyError(f"no bot named {spec!r}")
-
-    registry.load = load  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "greed_env.bots.registry", registry)
-    assert make_bot("fancy", preset("greed")) is known
-    with pytest.raises(BotSpecError, match=r"no bot named 'plain'; built-in kinds: random"):
-        make_bot("plain", preset("greed"))
-
-
-def test_make_bot_passes_the_rules_to_a_registry_that_takes_them(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    registry = types.ModuleType("greed_env.bots.registry")
-    seen: list[Rules | None] = []
-
-    def load(spec: str, rules: Rules | None = None) -> RandomBot:
-        seen.append(rules)
-        if rules is not None and rules.name != "farkle":
-            raise ValueError("made for the farkle preset")
-        return RandomBot(name=spec)
-
-    registry.load = load  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "greed_env.bots.registry", registry)
-    assert make_bot("farkle/x", preset("farkle")).name == "farkle/x"
-    with pytest.raises(BotSpecError, match=r"bot 'farkle/x': made for the farkle preset"):
-        make_bot("farkle/x", preset("greed"))
-    assert [r.name for r in seen if r is not None] == ["farkle", "greed"]
+    assert load_bot("optimal:turn", preset("farkle5")).name == "optimal-turn"
+    with pytest.raises(UnknownBotError, match="no objective 'fastest'"):
+        load_bot("optimal:fastest", preset("farkle5"))
 
 
 # ------------------------------------------------------------------------------------------

@@ -220,14 +220,12 @@ def test_bad_arguments_get_clear_errors() -> None:
             env.step(bad)
 
 
-def test_opponent_specs_without_the_factory(monkeypatch: pytest.MonkeyPatch) -> None:
-    from greed_env.envs import common
-
-    monkeypatch.setattr(common, "_factory", lambda: None)
+def test_opponent_specs_go_through_the_bot_loader() -> None:
     assert isinstance(DuelEnv("farkle", opponent="random").opponent, RandomBot)
-    bot = DuelEnv("farkle", opponent="threshold:450").opponent
-    assert isinstance(bot, ThresholdBot) and bot.bank_at == 450
-    with pytest.raises(ValueError, match="unknown opponent"):
+    for spec in ("threshold:450", "threshold-450", "bot:farkle/threshold-450"):
+        bot = DuelEnv("farkle", opponent=spec).opponent
+        assert isinstance(bot, ThresholdBot) and bot.bank_at == 450
+    with pytest.raises(ValueError, match="whole number"):
         DuelEnv("farkle", opponent="threshold:lots")
     with pytest.raises(ValueError, match="must be a Bot"):
         DuelEnv("farkle", opponent=42)  # type: ignore[arg-type]

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from greed_env.bots.errors import BotLoadError
+from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot, load_policy
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM
 from greed_env.evaluation import (
@@ -23,7 +25,6 @@ from greed_env.evaluation import (
 )
 from greed_env.rules import Rules, preset
 from greed_env.train.args import rules_from_args
-from greed_env.train.policy import ModelFileError, NumpyPolicy, PolicyBot, load_policy
 
 RULES = preset("ten_thousand")
 SHORT = rules_from_args("ten_thousand", ["target=3000", "entry_threshold=500"])
@@ -40,7 +41,7 @@ def test_mean_ci_matches_the_textbook_formula() -> None:
 
 
 def test_optimal_bot_turn_score_is_the_table_value_within_its_ci() -> None:
-    res = evaluate("optimal", RULES, "turn", episodes=3000, seed=3, regret_episodes=300)
+    res = evaluate("optimal-turn", RULES, "turn", episodes=3000, seed=3, regret_episodes=300)
     table = optimal_value(RULES, "turn")
     assert res.optimal == pytest.approx(table)
     assert res.score.contains(table), (res.score, table)
@@ -67,7 +68,7 @@ def test_first_roll_bust_probability_is_the_six_dice_farkle_chance() -> None:
 
 
 def test_race_of_the_optimal_bot_has_zero_regret() -> None:
-    res = evaluate("optimal", SHORT, "race", episodes=150, seed=5, regret_episodes=50)
+    res = evaluate("optimal-race", SHORT, "race", episodes=150, seed=5, regret_episodes=50)
     assert res.optimal == pytest.approx(optimal_value(SHORT, "race"))
     assert res.score.contains(res.optimal)
     assert res.worst_regret == pytest.approx(0.0, abs=1e-9)
@@ -117,26 +118,26 @@ def test_policy_snapshots_round_trip_and_play(tmp_path: Path) -> None:
 
 
 def test_bad_model_files_get_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(ModelFileError, match="does not exist"):
+    with pytest.raises(BotLoadError, match="does not exist"):
         load_policy(tmp_path / "missing.zip", RULES)
     junk = tmp_path / "junk.zip"
     junk.write_bytes(b"not a zip at all")
-    with pytest.raises(ModelFileError, match="not a stable-baselines3 model"):
+    with pytest.raises(BotLoadError, match="not a stable-baselines3 model"):
         load_policy(junk, RULES)
     other = tmp_path / "other.zip"
     with zipfile.ZipFile(other, "w") as zf:
         zf.writestr("hello.txt", "hi")
-    with pytest.raises(ModelFileError, match="no data"):
+    with pytest.raises(BotLoadError, match="no data"):
         load_policy(other, RULES)
     bad_npz = tmp_path / "bad.npz"
     bad_npz.write_bytes(b"garbage")
-    with pytest.raises(ModelFileError, match="not a readable policy"):
+    with pytest.raises(BotLoadError, match="not a readable policy"):
         load_policy(bad_npz, RULES)
     farkle = preset("farkle")
     snap = _tiny_policy(farkle).save(tmp_path / "farkle.npz")
-    with pytest.raises(ModelFileError, match="other rules"):
+    with pytest.raises(BotLoadError, match="other rules"):
         load_policy(snap, RULES)
-    with pytest.raises(ModelFileError, match="built for rules"):
+    with pytest.raises(BotLoadError, match="built for rules"):
         PolicyBot(_tiny_policy(), RULES).act(SHORT, None, np.random.default_rng(0))  # type: ignore[arg-type]
 
 

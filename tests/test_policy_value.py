@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from greed_env.bots.base import RandomBot, ThresholdBot
-from greed_env.bots.policy_bots import batch_moves
+from greed_env.bots.play import batch_moves
 from greed_env.evaluation import evaluate, optimal_value
 from greed_env.policy_value import turn_value
 from greed_env.rules import apply_roll, new_game, preset
@@ -62,7 +62,7 @@ def test_evaluate_reports_the_exact_value() -> None:
 
 def test_onnx_bot_batches_like_single_moves_and_pickles() -> None:
     pytest.importorskip("onnxruntime")
-    from greed_env.bots.registry import load
+    from greed_env.bots.loader import load
 
     rules = preset("ten_thousand")
     bot = load("ten_thousand/ppo-turn")
@@ -88,7 +88,7 @@ def test_zilch_turn_is_measured_against_the_single_turn_optimum() -> None:
     from greed_env.evaluation import yardstick_rules
 
     rules = preset("zilch")
-    res = evaluate("optimal", rules, "turn", episodes=100, regret_episodes=50, exact=True)
+    res = evaluate("optimal-turn", rules, "turn", episodes=100, regret_episodes=50, exact=True)
     assert res.optimal > optimal_value(rules, "turn") + 1.0
     assert res.optimal == pytest.approx(optimal_value(yardstick_rules(rules, "turn"), "turn"))
     assert res.exact == pytest.approx(res.optimal, abs=1e-6)

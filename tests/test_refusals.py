@@ -221,16 +221,17 @@ def test_ctrl_c_in_play_saves_the_record(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_eval_accepts_exported_bots_and_plays_the_cards_rules(capsys: pytest.CaptureFixture[str]) -> None:
-    from greed_env.commands.train_cmd import _bot_card, _card_rules
+    from greed_env.bots.loader import spec_rules
     from greed_env.evaluation import resolve_bot
 
     farkle = preset("farkle")
     for path in (BOTS / "farkle" / "ppo-turn.onnx", BOTS / "farkle" / "ppo-turn.json"):
         bot = resolve_bot(str(path), farkle, "turn")
         assert type(bot).__name__ == "OnnxBot"
-        assert _card_rules(_bot_card(str(path))) == farkle
-    assert _card_rules(_bot_card("farkle/ppo-turn")) == farkle
-    assert _card_rules(_bot_card("greed/optimal-duel")) == preset("greed")
+        assert spec_rules(str(path)) == farkle
+    assert spec_rules("farkle/ppo-turn") == farkle
+    assert spec_rules("greed/optimal-duel") == preset("greed")
+    assert spec_rules("threshold-300") is None
     code, out, err = _run(["eval", "farkle/ppo-turn", "--episodes", "20", "--regret-episodes", "0",
                            "--no-progress", "--json"], capsys)
     assert code == 0, err
@@ -269,12 +270,12 @@ def test_play_hints_solve_before_the_game_with_progress(cache: Path, monkeypatch
 
 
 def test_files_written_for_runs_cards_models_and_tables_share_one_mode(tmp_path: Path) -> None:
-    from greed_env.bots.export import atomic_write_text as export_write
+    from greed_env.bots.cards import write_card as export_write
     from greed_env.files import atomic_write_text
 
     old = os.umask(0o022)
     try:
-        paths = [atomic_write_text(tmp_path / "a.json", "{}"), export_write(tmp_path / "card.json", "{}")]
+        paths = [atomic_write_text(tmp_path / "a.json", "{}"), export_write(tmp_path / "card.json", {})]
         table = solve(preset("farkle5"), "entry")
         paths.append(table.save(tmp_path / "t.npz"))
         pytest.importorskip("sb3_contrib")
@@ -282,7 +283,7 @@ def test_files_written_for_runs_cards_models_and_tables_share_one_mode(tmp_path:
         from greed_env.train.runs import RunState
 
         paths.append(run_write(tmp_path / "args.json", json.dumps(RunState().__dict__)))
-        from greed_env.train.policy import NumpyPolicy
+        from greed_env.bots.numpy_backend import NumpyPolicy
 
         policy = NumpyPolicy([(np.ones((2, 3)), np.zeros(3))], (np.ones((3, 1)), np.zeros(1)), "tanh", {})
         paths.append(policy.save(tmp_path / "p.npz"))

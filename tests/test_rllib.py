@@ -18,8 +18,8 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("torch")
 pytest.importorskip("onnxruntime")
 
-from greed_env.bots.policy_bots import OnnxBot  # noqa: E402
-from greed_env.bots.registry import load as load_bot  # noqa: E402
+from greed_env.bots.loader import load as load_bot  # noqa: E402
+from greed_env.bots.onnx_backend import OnnxBot  # noqa: E402
 from greed_env.rules import apply_roll, legal_moves, new_game, preset  # noqa: E402
 
 

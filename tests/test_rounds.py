@@ -242,7 +242,8 @@ def test_the_environments_play_rounds_games_to_the_end() -> None:
 
 
 def test_bots_of_spec_v1_load_for_rules_without_rounds_only() -> None:
-    from greed_env.bots.policy_bots import ObsSpecMismatchError, check_compatible
+    from greed_env.bots.cards import check_compatible
+    from greed_env.bots.errors import ObsSpecMismatchError
     from greed_env.envs.catalog import ActionCatalog
     from greed_env.envs.observation import OBS_DIM
 

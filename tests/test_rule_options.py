@@ -201,7 +201,8 @@ def test_every_tap_order_of_every_listed_keep_reads_as_a_listed_move() -> None:
 
 def test_a_card_made_under_an_earlier_reading_is_refused_by_name() -> None:
     """A bot card from before a reading revision names the corrected reading."""
-    from greed_env.bots.policy_bots import RulesMismatchError, card_rules
+    from greed_env.bots.cards import card_rules
+    from greed_env.bots.errors import RulesMismatchError
     from greed_env.rules.config import fingerprint_before_revisions
 
     greed = preset("greed")

@@ -15,11 +15,12 @@ import torch
 from sb3_contrib import MaskablePPO
 from test_training_scripts import TINY as TRAINING_TINY
 
+from greed_env.bots.errors import BotLoadError
+from greed_env.bots.numpy_backend import load_policy
 from greed_env.cli import main as greed_main
 from greed_env.evaluation import evaluate
 from greed_env.rules import preset
 from greed_env.train import duel
-from greed_env.train.policy import ModelFileError, load_policy
 from greed_env.train.soup import soup
 
 # the training smoke tests' tiny runs, against a threshold bot, evaluated only at the end
@@ -82,7 +83,7 @@ def test_a_soup_is_the_mean_of_its_members_and_plays_like_any_model(family: dict
 
 
 def test_members_from_other_parents_are_refused_unless_asked(family: dict[str, Path], tmp_path: Path) -> None:
-    with pytest.raises(ModelFileError, match=r"fine-tuned from .* --any-parent"):
+    with pytest.raises(BotLoadError, match=r"fine-tuned from .* --any-parent"):
         soup([family["a"], family["stranger"]], tmp_path / "x")
     assert not (tmp_path / "x").exists()
     out = soup([family["a"], family["stranger"]], tmp_path / "y", any_parent=True)
@@ -94,28 +95,28 @@ def test_bad_soups_are_refused_and_write_nothing(family: dict[str, Path], tmp_pa
         soup([family["a"]], tmp_path / "one")
     with pytest.raises(ValueError, match="named twice"):
         soup([family["a"], family["a"]], tmp_path / "twice")
-    with pytest.raises(ModelFileError, match="does not exist"):
+    with pytest.raises(BotLoadError, match="does not exist"):
         soup([family["a"], tmp_path / "missing.zip"], tmp_path / "missing")
 
     bare = tmp_path / "bare" / "model.zip"
     bare.parent.mkdir()
     shutil.copy(family["b"], bare)
-    with pytest.raises(ModelFileError, match="has no card"):
+    with pytest.raises(BotLoadError, match="has no card"):
         soup([family["a"], bare], tmp_path / "nocard")
 
     corrupt = tmp_path / "corrupt" / "model.zip"
     corrupt.parent.mkdir()
     corrupt.write_bytes(b"not a zip at all")
     shutil.copy(family["b"].with_suffix(".json"), corrupt.with_suffix(".json"))
-    with pytest.raises(ModelFileError, match="could not be loaded"):
+    with pytest.raises(BotLoadError, match="could not be loaded"):
         soup([family["a"], corrupt], tmp_path / "corrupt_out")
 
     wide = _run(tmp_path, "wide", seed=6, net_width=24, init_from=None)
-    with pytest.raises(ModelFileError, match="another network shape"):
+    with pytest.raises(BotLoadError, match="another network shape"):
         soup([family["a"], wide], tmp_path / "shape", any_parent=True)
 
     other = _run(tmp_path, "other", seed=7, rules_set=["target=3000", "entry_threshold=500"])
-    with pytest.raises(ModelFileError, match="other rules"):
+    with pytest.raises(BotLoadError, match="other rules"):
         soup([family["a"], other], tmp_path / "rules", any_parent=True)
 
     for name in ("one", "twice", "missing", "nocard", "corrupt_out", "shape", "rules"):

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from greed_env.bots.featurize import FeatureConfig, featurize
 from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import RulesError, preset
 from greed_env.train import duel, selfplay, solo
 from greed_env.train.args import build_parser, field_docs, parse_args, rules_from_args
-from greed_env.train.featurize import FeatureConfig, featurize
 
 
 def test_every_argument_has_a_docstring_and_parses() -> None:
@@ -58,7 +58,7 @@ def test_greed_train_takes_set_and_refuses_the_old_rules_set(capsys: pytest.Capt
 def test_cli_and_scripts_do_not_import_torch() -> None:
     code = (
         "import sys, greed_env.cli, greed_env.evaluation, greed_env.train.solo, greed_env.train.duel, "
-        "greed_env.train.selfplay, greed_env.train.selfplay_env, greed_env.train.policy; "
+        "greed_env.train.selfplay, greed_env.train.selfplay_env, greed_env.bots.numpy_backend; "
         "greed_env.cli.build_parser(); print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -142,8 +142,8 @@ def test_final_round_margin_readings_are_zero_before_the_final_round() -> None:
     import gymnasium as gym
     import torch
 
+    from greed_env.bots.featurize import I_FINAL_ROUND
     from greed_env.train.features import GreedFeatures
-    from greed_env.train.featurize import I_FINAL_ROUND
 
     rules = preset("ten_thousand", target=2000)
     everywhere = FeatureConfig.for_rules(rules, margin=True)
@@ -176,8 +176,8 @@ def test_crossing_readings_copy_the_margin_only_when_banking_reaches_the_target_
     import gymnasium as gym
     import torch
 
+    from greed_env.bots.featurize import I_FINAL_ROUND
     from greed_env.train.features import GreedFeatures
-    from greed_env.train.featurize import I_FINAL_ROUND
 
     rules = preset("ten_thousand", target=2000)
     final = FeatureConfig.for_rules(rules, margin=True, final_only=True)
@@ -228,8 +228,9 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
+    from greed_env.bots.errors import BotLoadError
+    from greed_env.bots.numpy_backend import NumpyPolicy
     from greed_env.train.loop import policy_class, policy_kwargs
-    from greed_env.train.policy import ModelFileError, NumpyPolicy
     from greed_env.train.warmstart import init_weights
 
     rules = preset("ten_thousand")
@@ -272,7 +273,7 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
             obs, info = env.reset()
     other = duel.Args(net_width=32, features="margin")
     bigger = MaskablePPO(policy_class(other), env, policy_kwargs=policy_kwargs(other, rules), device="cpu")
-    with pytest.raises(ModelFileError, match="do not fit this network"):
+    with pytest.raises(BotLoadError, match="do not fit this network"):
         init_weights(bigger, tmp_path / "old.zip", rules)
 
 
@@ -337,8 +338,8 @@ def test_init_temperature_softens_only_the_moves_other_than_keeps() -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
+    from greed_env.bots.numpy_backend import NumpyPolicy
     from greed_env.train.loop import policy_class, policy_kwargs
-    from greed_env.train.policy import NumpyPolicy
     from greed_env.train.warmstart import soften
 
     rules = preset("ten_thousand")
@@ -379,9 +380,9 @@ def test_numpy_policy_matches_maskable_ppo_predict(margin: bool) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
+    from greed_env.bots.featurize import action_features
+    from greed_env.bots.numpy_backend import NumpyPolicy
     from greed_env.train.features import GreedActorCriticPolicy, GreedFeatures, StructuredActionHead
-    from greed_env.train.featurize import action_features
-    from greed_env.train.policy import NumpyPolicy
 
     rules = preset("ten_thousand")
     if margin:
@@ -417,8 +418,8 @@ def test_numpy_policy_matches_maskable_ppo_predict(margin: bool) -> None:
 def test_selfplay_env_passes_the_gymnasium_checker_and_uses_the_pool(tmp_path: Path) -> None:
     from gymnasium.utils.env_checker import check_env
 
+    from greed_env.bots.numpy_backend import NumpyPolicy
     from greed_env.envs.catalog import ActionCatalog
-    from greed_env.train.policy import NumpyPolicy
     from greed_env.train.selfplay_env import SelfPlayEnv, snapshot_name
 
     env = SelfPlayEnv("ten_thousand", num_players=2, pool_dir=tmp_path)

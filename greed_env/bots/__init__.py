@@ -1,31 +1,56 @@
-"""Bots: the protocol, built-in bots, the registry of optimal and trained bots, tournaments.
+"""Bots: the one runtime for playing any policy.
 
 >>> import greed_env.bots as bots
->>> bots.load("ten_thousand/threshold-500").bank_at
+>>> from greed_env.rules import preset
+>>> bots.load("threshold-500", preset("ten_thousand")).bank_at
 500
 
-The registry, the policy bots and the tournament runner are imported on first use, so
-importing this package (as the environments do for the bot protocol) stays light and never
-imports torch or onnxruntime.
+* :mod:`~greed_env.bots.base`: the :class:`Bot` protocol, :class:`RandomBot`, :class:`ThresholdBot`;
+* :mod:`~greed_env.bots.spec` and :mod:`~greed_env.bots.loader`: the spec grammar and
+  :func:`load`, used by the CLI, the environments' opponents, evaluation and tournaments;
+* :mod:`~greed_env.bots.cards`: bot and training cards (read, check, build, summarise);
+  :mod:`~greed_env.bots.errors`: the :class:`BotLoadError` family;
+* backends: :mod:`~greed_env.bots.onnx_backend` (onnxruntime), :mod:`~greed_env.bots.numpy_backend`
+  (numpy), :mod:`~greed_env.bots.sb3_backend` (torch); :mod:`~greed_env.bots.optimal` (the solver);
+* :mod:`~greed_env.bots.registry` (bot folders, listing), :mod:`~greed_env.bots.play` (game
+  loop), :mod:`~greed_env.bots.tournament`, :mod:`~greed_env.bots.export`, :mod:`~greed_env.bots.hints`.
+
+No module here imports torch, onnxruntime or the solver's numba kernels until a bot needs them.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
-
 from greed_env.bots.base import Bot, ObservationBot, RandomBot, ThresholdBot
+from greed_env.bots.errors import (
+    BotLoadError,
+    CatalogMismatchError,
+    CorruptBotError,
+    ObsSpecMismatchError,
+    RulesMismatchError,
+    UnknownBotError,
+)
+from greed_env.bots.export import export_model
+from greed_env.bots.hints import hint_lines
+from greed_env.bots.loader import load
+from greed_env.bots.numpy_backend import PolicyBot
+from greed_env.bots.onnx_backend import OnnxBot
+from greed_env.bots.registry import BotInfo, list_bots
+from greed_env.bots.sb3_backend import PPOBot
+from greed_env.bots.spec import BotSpec, parse_spec
+from greed_env.bots.tournament import run_tournament
 
 __all__ = [
     "Bot",
     "BotInfo",
     "BotLoadError",
+    "BotSpec",
     "CatalogMismatchError",
     "CorruptBotError",
     "ObsSpecMismatchError",
     "ObservationBot",
     "OnnxBot",
     "PPOBot",
+    "PolicyBot",
     "RandomBot",
     "RulesMismatchError",
     "ThresholdBot",
@@ -34,35 +59,6 @@ __all__ = [
     "hint_lines",
     "list_bots",
     "load",
+    "parse_spec",
     "run_tournament",
 ]
-
-_LAZY = {
-    "BotInfo": "greed_env.bots.registry",
-    "UnknownBotError": "greed_env.bots.registry",
-    "list_bots": "greed_env.bots.registry",
-    "load": "greed_env.bots.registry",
-    "BotLoadError": "greed_env.bots.policy_bots",
-    "CatalogMismatchError": "greed_env.bots.policy_bots",
-    "CorruptBotError": "greed_env.bots.policy_bots",
-    "ObsSpecMismatchError": "greed_env.bots.policy_bots",
-    "OnnxBot": "greed_env.bots.policy_bots",
-    "PPOBot": "greed_env.bots.sb3_backend",
-    "RulesMismatchError": "greed_env.bots.policy_bots",
-    "export_model": "greed_env.bots.export",
-    "hint_lines": "greed_env.bots.hints",
-    "run_tournament": "greed_env.bots.tournament",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'greed_env.bots' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

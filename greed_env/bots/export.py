@@ -5,7 +5,7 @@
 1. loads the model on the CPU (torch and sb3-contrib are imported here, not at import time),
    and its training card (``model.json`` beside ``model.zip``) for the rules and the run;
 2. refuses a model whose spaces, rules, observation-spec or action-catalog versions do not
-   match this greed_env (:class:`~greed_env.bots.policy_bots.BotLoadError` subclasses);
+   match this greed_env (:class:`~greed_env.bots.errors.BotLoadError` subclasses);
 3. exports the *logits* of the actor (features extractor -> ``mlp_extractor.forward_actor`` ->
    ``action_net``) with a dynamic batch axis; masking stays outside the graph, in numpy;
 4. checks the ONNX bot against ``MaskablePPO.predict(obs, action_masks=mask,
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,23 +31,27 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.base import RandomBot, ThresholdBot
-from greed_env.bots.policy_bots import (
-    CARD_FORMAT,
-    CARD_VERSION,
-    CatalogMismatchError,
-    CorruptBotError,
-    ObsSpecMismatchError,
-    OnnxBot,
+from greed_env.bots.cards import (
+    ONNX_INPUT,
+    ONNX_OPSET,
+    ONNX_OUTPUT,
+    build_card,
+    onnx_metadata,
     read_card,
+    training_card_path,
+    write_card,
 )
-from greed_env.bots.sb3_backend import find_training_card, load_sb3_model, resolve_model_rules
+from greed_env.bots.errors import CatalogMismatchError, CorruptBotError, ObsSpecMismatchError
+from greed_env.bots.onnx_backend import OnnxBot
+from greed_env.bots.sb3_backend import load_sb3_model, model_rules
+from greed_env.bots.tournament import default_opponents, evaluate_bot
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import (
     OBS_DIM,
     OBS_SPEC_VERSION,
     encode_observation,
 )
-from greed_env.files import atomic_write_bytes, atomic_write_text
+from greed_env.files import atomic_write_bytes
 from greed_env.rules import (
     Rules,
     State,
@@ -62,29 +65,16 @@ from greed_env.rules import (
 
 __all__ = [
     "ExportResult",
-    "atomic_write_bytes",
-    "atomic_write_text",
     "encode_positions",
     "export_model",
-    "find_training_card",
-    "load_sb3_model",
     "onnx_logits_bytes",
-    "resolve_model_rules",
     "sample_positions",
     "update_card_evaluation",
 ]
 
-ONNX_OPSET = 18
-ONNX_INPUT = "obs"
-ONNX_OUTPUT = "logits"
-
 
 # ------------------------------------------------------------------------------------------
-# files
-
-
-def _write_card(path: Path, card: Mapping[str, Any]) -> Path:
-    return atomic_write_text(path, json.dumps(card, indent=2, sort_keys=False) + "\n")
+# checks
 
 
 def _check_spaces(model: Any, rules: Rules, where: str) -> ActionCatalog:
@@ -286,51 +276,23 @@ def export_model(
     """
     mp = Path(model_path)
     model, tcard = load_sb3_model(mp)
-    bot_rules = resolve_model_rules(tcard, rules, where=f"model {mp}")
-    catalog = _check_spaces(model, bot_rules, f"model {mp}")
+    bot_rules = model_rules(tcard, rules, where=f"model {mp}")
+    _check_spaces(model, bot_rules, f"model {mp}")
     objective = objective or _training_field(tcard, "objective") or "unknown"
     name = name or (f"ppo-{objective}" if objective != "unknown" else mp.stem)
     if "/" in name or not name:
         raise ValueError(f"bot name {name!r} must be a non-empty name without '/'")
     bot_id = f"{bot_rules.name}/{name}"
-    module = _logits_module(model.policy)
-    meta = {
-        "greed_env.bot_id": bot_id,
-        "greed_env.rules_fingerprint": bot_rules.fingerprint,
-        "greed_env.obs_spec_version": str(OBS_SPEC_VERSION),
-        "greed_env.action_catalog_version": str(catalog.version),
-    }
-    data = onnx_logits_bytes(module, meta)
-    digest = hashlib.sha256(data).hexdigest()
-    card: dict[str, Any] = {
-        "format": CARD_FORMAT,
-        "card_version": CARD_VERSION,
-        "id": bot_id,
-        "name": name,
-        "kind": "onnx-policy",
-        "description": description
+    data = onnx_logits_bytes(_logits_module(model.policy), onnx_metadata(bot_id, bot_rules))
+    card = build_card(
+        name=name,
+        rules=bot_rules,
+        onnx_bytes=data,
+        description=description
         or f"MaskablePPO policy ({objective} objective) for {bot_rules.name}, greedy masked actions",
-        "objective": objective,
-        "rules_name": bot_rules.name,
-        "rules_fingerprint": bot_rules.fingerprint,
-        "rules": bot_rules.to_dict(),
-        "obs_spec_version": OBS_SPEC_VERSION,
-        "obs_dim": OBS_DIM,
-        "action_catalog_version": catalog.version,
-        "num_actions": catalog.n,
-        "onnx": {
-            "file": f"{name}.onnx",
-            "sha256": digest,
-            "bytes": len(data),
-            "input": ONNX_INPUT,
-            "output": ONNX_OUTPUT,
-            "opset": ONNX_OPSET,
-            "graph": "actor logits; mask outside the graph: argmax over legal actions",
-        },
-        "training": _training_summary(tcard, mp, model),
-        "evaluation": [],
-        "export": {},
-    }
+        objective=objective,
+        training=_training_summary(tcard, mp, model),
+    )
     if notes:
         card["notes"] = notes
     bot = OnnxBot(card, data, where=f"exported {bot_id}")
@@ -349,15 +311,13 @@ def export_model(
         )
     out = Path(out_dir)
     onnx_path = atomic_write_bytes(out / f"{name}.onnx", data)
-    card_path = _write_card(out / f"{name}.json", card)
+    card_path = write_card(out / f"{name}.json", card)
     if evaluate_games > 0:
-        from greed_env.bots.tournament import default_opponents, evaluate_bot
-
         opponents = list(evaluate_opponents or default_opponents(bot_rules))
         card["evaluation"] = evaluate_bot(
             str(card_path), bot_rules, opponents, evaluate_games, seed=seed, workers=workers
         )
-        _write_card(card_path, card)
+        write_card(card_path, card)
     return ExportResult(
         onnx_path,
         card_path,
@@ -383,10 +343,10 @@ def _training_field(card: Mapping[str, Any], key: str) -> Any:
 
 
 def _training_summary(card: Mapping[str, Any], model_path: Path, model: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {k: v for k, v in card.items() if k != "_path"}
+    out: dict[str, Any] = dict(card)
     out.setdefault("algorithm", type(model).__name__)
     out.setdefault("num_timesteps", int(getattr(model, "num_timesteps", 0)))
-    out["card_file"] = card.get("_path")
+    out["card_file"] = training_card_path(model_path).name if card else None
     out["model_file"] = model_path.name
     return out
 
@@ -423,5 +383,5 @@ def update_card_evaluation(card_path: str | Path, evaluation: list[dict[str, Any
     """
     card = read_card(card_path)
     card["evaluation"] = evaluation
-    _write_card(Path(card_path), card)
+    write_card(Path(card_path), card)
     return card

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from greed_env.bots.optimal import solver_bot
 from greed_env.rules import Move, Rules, State, is_chance, is_over
 
 __all__ = ["default_objective", "format_hints", "hint_lines", "move_values"]
@@ -36,9 +37,7 @@ def default_objective(rules: Rules, state: State) -> str:
 
 @lru_cache(maxsize=8)
 def _oracle(rules: Rules, objective: str) -> Any:
-    from greed_env.bots.registry import load
-
-    return load(f"optimal-{objective}", rules=rules)
+    return solver_bot(rules, objective, f"optimal-{objective}")
 
 
 def move_values(rules: Rules, state: State, objective: str | None = None) -> list[tuple[Move, float]]:

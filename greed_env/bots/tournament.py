@@ -35,9 +35,12 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.bots.summary import summarize_card, summarize_evaluation
+from greed_env.bots.loader import load
+from greed_env.bots.optimal import optimal_available
+from greed_env.bots.play import play_game
+from greed_env.bots.spec import parse_spec
 from greed_env.files import atomic_write_text
-from greed_env.rules import Rules, apply, apply_roll, is_chance, is_over, new_game, sample_roll
+from greed_env.rules import Rules
 
 __all__ = [
     "PairResult",
@@ -46,11 +49,8 @@ __all__ = [
     "default_opponents",
     "evaluate_bot",
     "fit_elo",
-    "play_game",
     "play_match",
     "run_tournament",
-    "summarize_card",
-    "summarize_evaluation",
     "wilson_interval",
 ]
 
@@ -139,34 +139,6 @@ def fit_elo(
 # games
 
 
-def play_game(
-    rules: Rules,
-    bots: Sequence[Bot],
-    dice_rng: np.random.Generator,
-    bot_rngs: Sequence[np.random.Generator],
-    first_player: int | None = 0,
-) -> tuple[float, ...]:
-    """Play one game to the end; return each seat's share of the win (1, 1/2 when shared, 0).
-
-    Raises:
-        IllegalMove: a bot chose an illegal move (the message names the seat's bot).
-    """
-    from greed_env.rules import IllegalMove
-
-    s = new_game(rules, len(bots), first_player=first_player)
-    while not is_over(s):
-        if is_chance(s):
-            s = apply_roll(rules, s, sample_roll(rules, s, dice_rng))
-            continue
-        bot = bots[s.player]
-        move = bot.act(rules, s, bot_rngs[s.player])
-        try:
-            s = apply(rules, s, move)
-        except IllegalMove as exc:
-            raise IllegalMove(f"bot {bot.name!r} in seat {s.player} chose {move}: {exc}", rule=exc.rule) from None
-    return tuple(s.shares)
-
-
 @dataclass
 class _Task:
     pair: int
@@ -189,8 +161,6 @@ def _init_worker(rules_dict: dict[str, Any], specs: Sequence[str], seed: int) ->
 def _bot(i: int) -> Bot:
     bots: dict[int, Bot] = _WORKER["bots"]
     if i not in bots:
-        from greed_env.bots.registry import load
-
         bots[i] = load(_WORKER["specs"][i], rules=_WORKER["rules"])
     return bots[i]
 
@@ -459,7 +429,7 @@ def run_tournament(
 
     Args:
         rules: the rules every game is played under.
-        bots: two or more distinct specs for :func:`greed_env.bots.registry.load`.
+        bots: two or more distinct specs for :func:`greed_env.bots.load`.
         games: games per pair (seats alternate, see the module docstring).
         seed: root seed; results are a function of ``(rules, bots, games, seed)`` only.
         workers: processes (1: play in this process).
@@ -481,8 +451,6 @@ def run_tournament(
         raise ValueError(f"games per pair must be >= 1, got {games}")
     if not rules.min_players <= 2 <= rules.max_players:
         raise ValueError(f"{rules.name} does not allow two-player games")
-    from greed_env.bots.registry import load
-
     for s in specs:
         load(s, rules=rules)
     if anchor is None:
@@ -498,8 +466,7 @@ def run_tournament(
 
 
 def _is_random(spec: str) -> bool:
-    tail = spec.removeprefix("bot:").rsplit("/", 1)[-1]
-    return tail == "random"
+    return parse_spec(spec).kind == "random"
 
 
 def _collect(specs: Sequence[str], raw: Iterable[tuple[int, int, float, float, int]], games: int) -> list[PairResult]:
@@ -534,8 +501,6 @@ def play_match(
 
 def default_opponents(rules: Rules) -> list[str]:
     """``random``, ``threshold-300`` and, where the solver handles the rules, ``optimal-duel``."""
-    from greed_env.bots.registry import optimal_available
-
     out = ["random", "threshold-300"]
     if optimal_available(rules, "duel"):
         out.append("optimal-duel")

@@ -7,7 +7,7 @@
 * ``greed tournament --rules NAME --bots a,b,c --games N``: round robin with Elo
   (:func:`greed_env.bots.tournament.run_tournament`).
 
-Heavy imports (torch for export, the solver for optimal bots) happen inside the commands.
+Torch (export) and the solver (optimal bots) are imported when a command needs them.
 """
 
 from __future__ import annotations
@@ -17,6 +17,12 @@ import json
 import sys
 from typing import Any
 
+from greed_env.bots.cards import read_card, summarize_evaluation
+from greed_env.bots.errors import BotLoadError
+from greed_env.bots.export import export_model
+from greed_env.bots.registry import find_card, list_bots
+from greed_env.bots.spec import parse_spec
+from greed_env.bots.tournament import run_tournament
 from greed_env.commands.argtypes import (
     OutputPathError,
     check_output_dir,
@@ -35,15 +41,13 @@ def _fail(command: str, message: str) -> int:
 
 
 def _bots(args: argparse.Namespace) -> int:
-    from greed_env.bots.registry import UnknownBotError, list_bots
-
     if args.action == "show":
         return _show(args)
     if args.id is not None:
         return _fail("bots", f"unexpected argument {args.id!r} (did you mean `greed bots show {args.id}`?)")
     try:
         bots = list_bots(args.rules)
-    except UnknownBotError as exc:
+    except BotLoadError as exc:
         return _fail("bots", str(exc))
     if args.json:
         print(json.dumps([b.__dict__ for b in bots], indent=2))
@@ -88,13 +92,14 @@ def _table(
 
 
 def _show(args: argparse.Namespace) -> int:
-    from greed_env.bots.policy_bots import BotLoadError, read_card
-    from greed_env.bots.registry import find_card, list_bots, resolve_id
-
     if not args.id:
         return _fail("bots", "show needs a bot id, e.g. `greed bots show ten_thousand/optimal-duel`")
-    rules_name, name = resolve_id(args.id)
-    if rules_name is None:
+    try:
+        spec = parse_spec(args.id)
+    except BotLoadError as exc:
+        return _fail("bots", str(exc))
+    rules_name, name = spec.preset, spec.name
+    if not rules_name:
         return _fail("bots", f"give a full id <rules>/{name}")
     card = find_card(f"{rules_name}/{name}")
     if card is not None:
@@ -116,9 +121,6 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from greed_env.bots.export import export_model
-    from greed_env.bots.policy_bots import BotLoadError
-
     try:
         rules = rules_from_args(args.rules, args.set) if args.rules else None
         check_output_dir(args.out, "--out")
@@ -150,17 +152,12 @@ def _export(args: argparse.Namespace) -> int:
         f"{res.positions - res.mismatches}/{res.positions} random positions "
         f"(max |logit diff| {res.max_abs_logit_diff:.2e})"
     )
-    from greed_env.bots.summary import summarize_evaluation
-
     if res.card.get("evaluation"):
         print("evaluation: " + summarize_evaluation(res.card["evaluation"]))
     return 0
 
 
 def _tournament(args: argparse.Namespace) -> int:
-    from greed_env.bots.policy_bots import BotLoadError
-    from greed_env.bots.tournament import run_tournament
-
     try:
         rules = rules_from_args(args.rules, args.set)
         if args.out:

@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     for label, source in (
         ("PPO agent", str(run_dir / "model.zip")),
         ("threshold bot (bank at 300)", "threshold:300"),
-        ("optimal bot (solver)", "optimal"),
+        ("optimal bot (solver)", "optimal-turn"),
     ):
         result = evaluate(
             source,
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed + 1,
             regret_episodes=min(args.eval_turns, 2000),
             # the solver's own value is known; other bots: every roll enumerated, no noise
-            exact=source != "optimal",
+            exact=source != "optimal-turn",
             exact_max_positions=250_000,
         )
         rows.append((label, result))

@@ -20,7 +20,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.bots.factory import BotSpecError, make_bot
+from greed_env.bots.errors import BotLoadError
+from greed_env.bots.loader import load as load_bot
 from greed_env.commands.argtypes import OutputPathError, check_output_file, seed_int
 from greed_env.commands.rules_cmd import CommandError, add_rules_options, rules_from_args
 from greed_env.rules.config import Rules
@@ -65,7 +66,7 @@ class Seat:
 
 
 def parse_players(spec: str, rules: Rules) -> list[Seat]:
-    """``human,random,threshold:500`` -> seats. ``human`` may carry a name: ``human:Ann``.
+    """``human,random,threshold-500`` -> seats (bot specs: :func:`greed_env.bots.load`). ``human`` may carry a name: ``human:Ann``.
 
     Raises:
         CommandError: an empty entry, an unknown bot, or a player count the rules refuse.
@@ -80,8 +81,8 @@ def parse_players(spec: str, rules: Rules) -> list[Seat]:
             seats.append(Seat(arg.strip() if sep and arg.strip() else f"human{i}"))
             continue
         try:
-            seats.append(Seat(item, make_bot(item, rules)))
-        except BotSpecError as exc:
+            seats.append(Seat(item, load_bot(item, rules)))
+        except BotLoadError as exc:
             raise CommandError(str(exc)) from None
     if not rules.min_players <= len(seats) <= rules.max_players:
         raise CommandError(

@@ -40,31 +40,12 @@ _TRAIN_SCRIPTS = {
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from greed_env.bots.factory import BotSpecError
+    from greed_env.bots.errors import BotLoadError
     from greed_env.rules import IllegalMove, RulesError
-    from greed_env.train.policy import ModelFileError
+    from greed_env.solver.model import SolverError
+    from greed_env.solver.table import TableError
 
-    errors: list[type[BaseException]] = [
-        ModelFileError,
-        BotSpecError,
-        RulesError,
-        IllegalMove,
-        FileNotFoundError,
-        FileExistsError,
-    ]
-    try:
-        from greed_env.solver.model import SolverError
-
-        errors.append(SolverError)
-    except ImportError:
-        pass
-    try:
-        from greed_env.solver.table import TableError
-
-        errors.append(TableError)
-    except ImportError:
-        pass
-    return tuple(errors)
+    return (BotLoadError, RulesError, IllegalMove, FileNotFoundError, FileExistsError, SolverError, TableError)
 
 
 def _fail(exc: BaseException, command: str = "eval") -> int:
@@ -106,51 +87,15 @@ def _run_soup(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _bot_card(spec: str) -> dict[str, Any] | None:
-    """The card of the bot ``spec`` names (a model file's, an exported bot's, or a registry
-    id's), or None (a heuristic, ``optimal``, or a model without a card)."""
-    from greed_env.bots.policy_bots import read_card as read_bot_card
-    from greed_env.bots.registry import find_card, resolve_id
-    from greed_env.rules.config import preset_names
-    from greed_env.train.policy import read_card
-
-    path = Path(spec)
-    suffix = path.suffix.lower()
-    if suffix in (".zip", ".npz"):
-        return read_card(path) if path.is_file() else None
-    if suffix in (".json", ".onnx"):
-        card = path if suffix == ".json" else path.with_suffix(".json")
-        return read_bot_card(card) if card.is_file() else None
-    rules_name, _name = resolve_id(spec)
-    if rules_name and rules_name in preset_names():
-        found = find_card(spec.strip().removeprefix("bot:").strip())
-        if found is not None:
-            return read_bot_card(found)
-        return {"rules": {"name": rules_name}}
-    return None
-
-
-def _card_rules(card: dict[str, Any] | None) -> Any:
-    """The rules a card names (its full rules dict when it has one), or None."""
-    from greed_env.rules import Rules, preset
-
-    raw = (card or {}).get("rules")
-    if isinstance(raw, dict) and len(raw) > 1:
-        return Rules.from_dict(raw)
-    if isinstance(raw, dict) and raw.get("name"):
-        return preset(str(raw["name"]))
-    name = (card or {}).get("rules_name")
-    return preset(str(name)) if name else None
-
-
 def _run_eval(ns: argparse.Namespace) -> int:
+    from greed_env.bots.loader import spec_card, spec_rules
     from greed_env.evaluation import evaluate, write_report
     from greed_env.rules import preset
 
     try:
         bot_path = Path(ns.bot)
-        card = _bot_card(ns.bot)
-        rules = preset(ns.rules) if ns.rules else (_card_rules(card) or preset("ten_thousand"))
+        card = spec_card(ns.bot)
+        rules = preset(ns.rules) if ns.rules else (spec_rules(ns.bot) or preset("ten_thousand"))
         objective = ns.objective or _objective_from_card(card) or "turn"
         if ns.out:
             check_output_dir(ns.out, "--out")
@@ -296,7 +241,7 @@ def register(subparsers: Any) -> None:
         "with a 95% CI beside the optimal value, its regret per decision, and plots.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    ev.add_argument("bot", help="model file (.zip / .npz), exported bot (.onnx / .json), bot spec (random, threshold:N, registry id) or 'optimal'")
+    ev.add_argument("bot", help="bot spec, as in greed play: random, threshold-N, optimal-turn (optimal alone: optimal-duel), a registry id, or a file (.json / .onnx exported bot, .zip / .npz model)")
     ev.add_argument("--rules", default=None, help="rules preset (default: the model card's, else ten_thousand)")
     ev.add_argument(
         "--objective",
@@ -308,7 +253,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--workers", type=positive_int, default=2, help="processes playing episodes in parallel")
     ev.add_argument("--seed", type=seed_int, default=0, help="master seed of the episode seeds")
     ev.add_argument("--regret-episodes", type=nonneg_int, default=None, help="episodes whose decisions are scored by the solver (default: min(episodes, 2000))")
-    ev.add_argument("--opponent", default="optimal", help="duel opponent bot spec")
+    ev.add_argument("--opponent", default="optimal", help="duel opponent bot spec (optimal: optimal-duel)")
     ev.add_argument("--num-players", type=int_at_least(2, 8), default=2, help="duel seats")
     ev.add_argument("--out", default=None, help="directory for report.md and the PNG plots")
     ev.add_argument(

@@ -5,7 +5,6 @@
 * :func:`forfeit` ends the acting player's turn as a bust, the documented outcome of an
   illegal action under ``illegal_action='penalty'``;
 * :func:`advance_chance` resolves chance nodes with a generator;
-* :func:`make_opponent` resolves an opponent bot spec;
 * :func:`render_text` draws a position as text for the ``ansi`` and ``human`` render modes;
 * :func:`terminal_mask` is the mask the Gymnasium envs return once an episode is over.
 
@@ -19,15 +18,12 @@ greed_env.rules.config.RulesError: unknown rules preset 'yahtzee'; known presets
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from greed_env.bots.base import Bot, RandomBot, ThresholdBot
 from greed_env.rules import (
     IllegalMove,
     Phase,
@@ -52,7 +48,6 @@ __all__ = [
     "check_illegal_mode",
     "env_rules",
     "forfeit",
-    "make_opponent",
     "render_text",
     "terminal_mask",
 ]
@@ -158,54 +153,6 @@ def advance_chance(
         if events is not None and state.event:
             events.append(state.event)
     return state
-
-
-def _factory() -> Callable[[str, Rules], Bot] | None:
-    if importlib.util.find_spec("greed_env.bots.factory") is None:
-        return None
-    module = importlib.import_module("greed_env.bots.factory")
-    return getattr(module, "make_bot", None)
-
-
-def _builtin_bot(spec: str) -> Bot:
-    name, _, arg = spec.partition(":")
-    if name == "random" and not arg:
-        return RandomBot()
-    if name == "threshold":
-        if not arg:
-            return ThresholdBot()
-        try:
-            return ThresholdBot(bank_at=int(arg))
-        except ValueError:
-            pass
-    raise ValueError(
-        f"unknown opponent {spec!r}: use 'random', 'threshold' or 'threshold:N' (N points), "
-        "or pass a Bot instance"
-    )
-
-
-def make_opponent(spec: Bot | str | None, rules: Rules) -> Bot:
-    """A bot from an instance or a spec string.
-
-    Spec strings go to ``greed_env.bots.factory.make_bot(spec, rules)`` when that module
-    exists; otherwise ``'random'``, ``'threshold'`` and ``'threshold:N'`` are understood.
-    None means ``'threshold'``.
-
-    Raises:
-        ValueError: an unknown spec, or an object without an ``act`` method.
-    """
-    if spec is None:
-        spec = "threshold"
-    if isinstance(spec, str):
-        make_bot = _factory()
-        if make_bot is not None:
-            return make_bot(spec, rules)
-        return _builtin_bot(spec.strip().lower())
-    if not callable(getattr(spec, "act", None)):
-        raise ValueError(
-            f"opponent must be a Bot (with act(rules, state, rng)) or a spec string, got {spec!r}"
-        )
-    return spec
 
 
 def render_text(

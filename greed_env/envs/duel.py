@@ -8,10 +8,11 @@ from typing import Any, SupportsFloat
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.envs.common import make_opponent
+from greed_env.bots.loader import as_bot
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
 from greed_env.envs.gym_base import GreedGymEnv
-from greed_env.rules import Phase, Rules, State, apply, apply_roll, new_game, returns, sample_roll
+from greed_env.rules import Move, Phase, Rules, State, new_game, returns
+from greed_env.rules.play import play_out
 
 __all__ = ["DuelEnv"]
 
@@ -78,9 +79,9 @@ rules' horizon ends every game, so there is no truncation.
 
 * ``rules``: preset name or :class:`~greed_env.rules.Rules` (default ``"ten_thousand"``).
 * ``rules_overrides``: dict of rules fields applied on top of ``rules``.
-* ``opponent``: a bot (``act(rules, state, rng) -> Move``) or a spec string: ``"random"``,
-  ``"threshold"``, ``"threshold:N"`` or a registry id, resolved by
-  ``greed_env.bots.factory.make_bot`` when present (default ``"threshold"``).
+* ``opponent``: a bot (``act(rules, state, rng) -> Move``) or any bot spec
+  :func:`greed_env.bots.load` reads: ``"random"``, ``"threshold"``, ``"threshold-400"``,
+  ``"optimal"`` (the solver's duel bot), registry ids, files (default ``"threshold"``).
 * ``num_players``: seats, 2..8 within the rules' limits (default 2).
 * ``seat``: the learner's fixed seat, or None (default) to draw it at each reset.
 * ``illegal_action``: ``"penalty"`` (default; never raises) or ``"raise"``.
@@ -143,7 +144,7 @@ class DuelEnv(GreedGymEnv):
             raise ValueError(f"seat must be None or a seat 0..{num_players - 1}, got {seat!r}")
         self.num_players = num_players
         self.fixed_seat = seat
-        self.opponent: Bot = make_opponent(opponent, self.rules)
+        self.opponent: Bot = as_bot(opponent, self.rules)
 
     def _num_seats(self) -> int:
         return self.num_players
@@ -154,19 +155,20 @@ class DuelEnv(GreedGymEnv):
         return self._seat
 
     def _advance(self, s: State) -> State:
-        rules, rng, seat, events = self.rules, self.np_random, self._seat, self._events
-        bot = self.opponent
-        while s.phase != Phase.OVER:
-            if s.phase in (Phase.ROLL, Phase.ORDER_ROLL):
-                s = apply_roll(rules, s, sample_roll(rules, s, rng))
-            elif s.player != seat:
-                move = bot.act(rules, s, rng)
-                s = self._played(s, move, apply(rules, s, move))
-            else:
-                break
-            if s.event:
-                events.append(s.event)
-        return s
+        """Roll and play the opponents' moves (:func:`~greed_env.rules.play.play_out`) until
+        the learner decides or the game is over."""
+        seat, events = self._seat, self._events
+
+        def seen(before: State, event: tuple[int, ...] | Move, after: State) -> None:
+            if isinstance(event, Move):
+                self._played(before, event, after)
+            if after.event:
+                events.append(after.event)
+
+        act = self.opponent.act
+        return play_out(
+            self.rules, s, [act] * s.num_players, self.np_random, on_step=seen, stop=lambda st: st.player == seat
+        )
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

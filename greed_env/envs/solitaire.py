@@ -15,6 +15,7 @@ from greed_env.rules import Phase, Rules, State, new_game
 __all__ = ["OBJECTIVES", "SolitaireEnv"]
 
 OBJECTIVES = ("turn", "race")
+"""The episode goals this environment plays (two of the solver's objectives, :data:`greed_env.solver.OBJECTIVES`)."""
 _MAX_SKIPPED_TURNS = 10_000
 
 _DOC = """One player plays one turn, or races to the target, under a rule set of the 10,000 family.

@@ -1,6 +1,6 @@
 """From an RLlib checkpoint to a greed_env bot: the shared policy's logits as ONNX plus a card.
 
-The bot format is the one :mod:`greed_env.bots.policy_bots` loads (``NAME.onnx``: float32
+The bot format is the one :mod:`greed_env.bots.onnx_backend` loads (``NAME.onnx``: float32
 ``obs`` ``(batch, OBS_DIM)`` to ``logits`` ``(batch, n_actions)``, masking outside the graph;
 ``NAME.json``: the bot card). :func:`export_checkpoint`
 
@@ -14,7 +14,7 @@ The bot format is the one :mod:`greed_env.bots.policy_bots` loads (``NAME.onnx``
    refuses to write a bot that disagrees;
 4. writes ``DIR/NAME.onnx`` then ``DIR/NAME.json`` atomically; the card id is
    ``<rules name>/NAME``, so copying both files into a bot folder (``GREED_BOTS_PATH``)
-   makes ``greed_env.bots.registry.load("<rules>/NAME")`` play it.
+   makes ``greed_env.bots.load("<rules>/NAME")`` play it.
 
 Importing this module imports neither ray nor torch; the functions do.
 """
@@ -22,31 +22,26 @@ Importing this module imports neither ray nor torch; the functions do.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from greed_env.bots.export import (
-    atomic_write_bytes,
-    atomic_write_text,
-    encode_positions,
-    onnx_logits_bytes,
-    sample_positions,
+from greed_env.bots.cards import (
+    ONNX_INPUT,
+    ONNX_OPSET,
+    ONNX_OUTPUT,
+    build_card,
+    onnx_metadata,
+    write_card,
 )
-from greed_env.bots.policy_bots import (
-    CARD_FORMAT,
-    CARD_VERSION,
-    CatalogMismatchError,
-    CorruptBotError,
-    ObsSpecMismatchError,
-    OnnxBot,
-)
+from greed_env.bots.errors import CatalogMismatchError, CorruptBotError, ObsSpecMismatchError
+from greed_env.bots.export import encode_positions, onnx_logits_bytes, sample_positions
+from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION
+from greed_env.envs.observation import OBS_DIM
+from greed_env.files import atomic_write_bytes
 from greed_env.rules import Rules, resolve_rules
 
 __all__ = [
@@ -59,9 +54,6 @@ __all__ = [
     "logits_module",
 ]
 
-ONNX_OPSET = 18
-ONNX_INPUT = "obs"
-ONNX_OUTPUT = "logits"
 MODULE_PATH = ("learner_group", "learner", "rl_module")
 
 
@@ -175,44 +167,15 @@ def export_checkpoint(
         )
     logits = logits_module(module)
     bot_id = f"{bot_rules.name}/{name}"
-    data = onnx_logits_bytes(
-        logits,
-        {
-            "greed_env.bot_id": bot_id,
-            "greed_env.rules_fingerprint": bot_rules.fingerprint,
-            "greed_env.obs_spec_version": str(OBS_SPEC_VERSION),
-            "greed_env.action_catalog_version": str(catalog.version),
-        },
+    data = onnx_logits_bytes(logits, onnx_metadata(bot_id, bot_rules))
+    card = build_card(
+        name=name,
+        rules=bot_rules,
+        onnx_bytes=data,
+        description=description or f"RLlib PPO self-play policy for {bot_rules.name}, greedy masked actions",
+        objective="selfplay",
+        training=dict(training or {}, source="ray.rllib", module_id=module_id),
     )
-    card: dict[str, Any] = {
-        "format": CARD_FORMAT,
-        "card_version": CARD_VERSION,
-        "id": bot_id,
-        "name": name,
-        "kind": "onnx-policy",
-        "description": description
-        or f"RLlib PPO self-play policy for {bot_rules.name}, greedy masked actions",
-        "objective": "selfplay",
-        "rules_name": bot_rules.name,
-        "rules_fingerprint": bot_rules.fingerprint,
-        "rules": bot_rules.to_dict(),
-        "obs_spec_version": OBS_SPEC_VERSION,
-        "obs_dim": OBS_DIM,
-        "action_catalog_version": catalog.version,
-        "num_actions": catalog.n,
-        "onnx": {
-            "file": f"{name}.onnx",
-            "sha256": hashlib.sha256(data).hexdigest(),
-            "bytes": len(data),
-            "input": ONNX_INPUT,
-            "output": ONNX_OUTPUT,
-            "opset": ONNX_OPSET,
-            "graph": "actor logits; mask outside the graph: argmax over legal actions",
-        },
-        "training": dict(training or {}, source="ray.rllib", module_id=module_id),
-        "evaluation": [],
-        "export": {},
-    }
     bot = OnnxBot(card, data, where=f"exported {bot_id}")
     states = sample_positions(bot_rules, check_positions, np.random.default_rng([seed, 0x51]))
     obs, masks = encode_positions(bot_rules, states)
@@ -243,5 +206,5 @@ def export_checkpoint(
         )
     out = Path(out_dir)
     onnx_path = atomic_write_bytes(out / f"{name}.onnx", data)
-    card_path = atomic_write_text(out / f"{name}.json", json.dumps(card, indent=2) + "\n")
+    card_path = write_card(out / f"{name}.json", card)
     return RLlibExport(onnx_path, card_path, card, len(states), mismatches, diff)

@@ -36,6 +36,7 @@ from greed_env.rules.game import (
     returns,
     sample_roll,
 )
+from greed_env.rules.play import Chooser, play_out
 from greed_env.rules.record import (
     GameRecord,
     Recorder,
@@ -73,6 +74,7 @@ __all__ = [
     "ROLL_LAST",
     "SPLIT",
     "Carry",
+    "Chooser",
     "GameRecord",
     "IllegalKeep",
     "IllegalMove",
@@ -100,6 +102,7 @@ __all__ = [
     "load_record",
     "new_game",
     "parse_move",
+    "play_out",
     "preset",
     "preset_names",
     "read_keep",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,12 +44,12 @@ from greed_env.rules.game import (
     State,
     apply,
     apply_roll,
-    is_chance,
     is_over,
     new_game,
     parse_move,
     sample_roll,
 )
+from greed_env.rules.play import Chooser, play_out
 
 if TYPE_CHECKING:
     import numpy as np
@@ -237,6 +237,17 @@ class Recorder:
         self.states.append(after)
         return after
 
+    def observe(self, before: State, event: tuple[int, ...] | Move, after: State) -> None:
+        """Log a roll or a move applied elsewhere (the ``on_step`` of
+        :func:`~greed_env.rules.play.play_out`); ``before`` must be the current position."""
+        if before is not self.state:
+            raise RecordError("observed a step from a position other than the recorder's")
+        if isinstance(event, Move):
+            self.events.append({"player": before.player, "move": str(event)})
+        else:
+            self.events.append({"player": before.player, "roll": sorted(int(f) for f in event)})
+        self.states.append(after)
+
     def record(self) -> GameRecord:
         """The record of the game so far (its ``final`` is the current position)."""
         return GameRecord(
@@ -250,7 +261,7 @@ class Recorder:
         )
 
 
-MoveChooser = Callable[[Rules, State, "np.random.Generator"], Move]
+MoveChooser = Chooser
 
 
 def record_game(
@@ -273,15 +284,10 @@ def record_game(
         RecordError: the game did not end within ``max_steps`` events.
     """
     rec = Recorder(rules, len(choosers), first_player, seed, players)
-    for _ in range(max_steps):
-        s = rec.state
-        if is_over(s):
-            return rec.record()
-        if is_chance(s):
-            rec.sample(rng)
-        else:
-            rec.move(choosers[s.player](rules, s, rng))
-    raise RecordError(f"the game did not end within {max_steps} events")
+    end = play_out(rules, rec.state, choosers, rng, on_step=rec.observe, max_steps=max_steps)
+    if not is_over(end):
+        raise RecordError(f"the game did not end within {max_steps} events")
+    return rec.record()
 
 
 def replay(record: GameRecord | dict[str, Any]) -> list[State]:

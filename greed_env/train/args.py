@@ -251,7 +251,7 @@ class PPOArgs:
     """stop an update early once the approximate KL exceeds this (None: never)"""
     features: Literal["greed", "margin", "margin-final", "margin-cross", "none"] = "greed"
     """policy inputs: 'greed' appends exact readings of dice counts, dice in hand, turn total and
-    scores to the observation (greed_env.train.featurize); 'margin' adds readings of the margin
+    scores to the observation (greed_env.bots.featurize); 'margin' adds readings of the margin
     after banking over the best other seat (for games against opponents); 'margin-final' reads
     it in final rounds only (zero before); 'margin-cross' adds to those a copy read only when
     banking would reach the target before a final round; 'none' feeds the observation alone"""

@@ -17,9 +17,9 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm.auto import tqdm
 
+from greed_env.bots.numpy_backend import NumpyPolicy
 from greed_env.evaluation import EvalResult
 from greed_env.train.args import PPOArgs
-from greed_env.train.policy import NumpyPolicy
 from greed_env.train.runs import EVAL_FIELDS, Checkpointer, RunState, eval_row
 from greed_env.train.warmstart import is_critic
 

@@ -1,14 +1,14 @@
 """The torch pieces of the training scripts' policy (importing this module imports torch).
 
-* :class:`GreedFeatures` (``--features greed``) is :func:`greed_env.train.featurize.featurize`
+* :class:`GreedFeatures` (``--features greed``) is :func:`greed_env.bots.featurize.featurize`
   in torch: the observation followed by exact readings of dice counts, dice in hand, turn total
   and scores. It has no parameters; the numpy reference and this module are checked against
   each other by the tests.
 * :class:`StructuredActionHead` (``--policy-head structured``) scores action ``a`` as
   ``free(latent)[a] + shared(latent) . phi[a]`` with the fixed action descriptions ``phi`` of
-  :func:`~greed_env.train.featurize.action_features` (a keep's points and dice count): still a
+  :func:`~greed_env.bots.featurize.action_features` (a keep's points and dice count): still a
   linear map of the latent (:meth:`StructuredActionHead.effective`), so exported policies and
-  :class:`~greed_env.train.policy.NumpyPolicy` see an ordinary linear layer.
+  :class:`~greed_env.bots.numpy_backend.NumpyPolicy` see an ordinary linear layer.
 * :class:`GreedActorCriticPolicy` is sb3-contrib's masked actor-critic with that head.
 """
 
@@ -22,7 +22,7 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from greed_env.train.featurize import (
+from greed_env.bots.featurize import (
     CROSS_SLACK,
     I_FINAL_ROUND,
     I_IN_HAND,
@@ -40,7 +40,7 @@ __all__ = ["GreedActorCriticPolicy", "GreedFeatures", "StructuredActionHead"]
 
 
 class GreedFeatures(BaseFeaturesExtractor):
-    """``obs -> [obs, readings]`` (see :mod:`greed_env.train.featurize`).
+    """``obs -> [obs, readings]`` (see :mod:`greed_env.bots.featurize`).
 
     Args:
         observation_space: the environment's ``Box``.
@@ -93,7 +93,7 @@ class GreedFeatures(BaseFeaturesExtractor):
         return torch.cat(parts, dim=1)
 
     def _margin(self, x: torch.Tensor) -> torch.Tensor:
-        """:func:`greed_env.train.featurize.margin_points` in torch."""
+        """:func:`greed_env.bots.featurize.margin_points` in torch."""
         scores = x[:, I_SCORE : I_SCORE + MAX_SEATS] * self.target
         present = x[:, I_PRESENT + 1 : I_PRESENT + MAX_SEATS] > 0.5
         floor = torch.full_like(scores[:, 1:], -1e9)
@@ -102,7 +102,7 @@ class GreedFeatures(BaseFeaturesExtractor):
         return self._banked_after(x) - others
 
     def _banked_after(self, x: torch.Tensor) -> torch.Tensor:
-        """:func:`greed_env.train.featurize.banked_after` in torch."""
+        """:func:`greed_env.bots.featurize.banked_after` in torch."""
         turn = x[:, I_MY_TURN : I_MY_TURN + 1] * x[:, I_TURN_TOTAL : I_TURN_TOTAL + 1] * self.target
         return x[:, I_SCORE : I_SCORE + 1] * self.target + turn
 
@@ -135,7 +135,7 @@ class GreedActorCriticPolicy(MaskableActorCriticPolicy):
 
     Args:
         action_features: the ``(n_actions, k)`` matrix of
-            :func:`~greed_env.train.featurize.action_features` (as nested lists, so the model
+            :func:`~greed_env.bots.featurize.action_features` (as nested lists, so the model
             zip stores it as data); None keeps the plain linear head.
     """
 

@@ -25,6 +25,8 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecEnv
 
+from greed_env.bots.featurize import FeatureConfig, action_features
+from greed_env.bots.numpy_backend import NumpyPolicy
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
@@ -34,8 +36,6 @@ from greed_env.train.args import PPOArgs, check_args
 from greed_env.train.backends import EnvFn, make_vec_env
 from greed_env.train.callback import TrainingCallback, eval_text
 from greed_env.train.features import GreedActorCriticPolicy, GreedFeatures
-from greed_env.train.featurize import FeatureConfig, action_features
-from greed_env.train.policy import NumpyPolicy
 from greed_env.train.runs import (
     Checkpointer,
     RunState,

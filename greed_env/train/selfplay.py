@@ -29,9 +29,9 @@ from greed_env.train.args import PPOArgs, rules_from_args, run_script
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
 
+    from greed_env.bots.numpy_backend import NumpyPolicy
     from greed_env.evaluation import EvalResult
     from greed_env.rules import Rules
-    from greed_env.train.policy import NumpyPolicy
 
 SCRIPT = "greed_env.train.selfplay"
 
@@ -77,9 +77,9 @@ def make_env(rules: Rules, num_players: int, pool_dir: str, pool_size: int, late
 
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run; returns its directory."""
+    from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot
     from greed_env.evaluation import evaluate
     from greed_env.train.loop import run_training
-    from greed_env.train.policy import NumpyPolicy, PolicyBot
     from greed_env.train.selfplay_env import snapshot_name
 
     rules = rules_from_args(args.rules, args.rules_set)

@@ -25,10 +25,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from greed_env.bots.errors import BotLoadError
+from greed_env.bots.numpy_backend import NumpyPolicy
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM, observation_bounds
 from greed_env.rules import Rules, resolve_rules
-from greed_env.train.policy import ModelFileError, NumpyPolicy
 
 __all__ = ["SNAPSHOT_PATTERN", "SelfPlayEnv", "SnapshotPool", "snapshot_name"]
 
@@ -67,7 +68,7 @@ class SnapshotPool:
             if pol is None:
                 try:
                     pol = NumpyPolicy.load(self.directory / name)
-                except ModelFileError:
+                except BotLoadError:
                     continue
                 self._cache[name] = pol
             policies.append(pol)

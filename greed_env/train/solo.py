@@ -29,9 +29,9 @@ from greed_env.train.args import PPOArgs, rules_from_args, run_script
 if TYPE_CHECKING:
     from stable_baselines3.common.vec_env import VecEnv
 
+    from greed_env.bots.numpy_backend import NumpyPolicy
     from greed_env.evaluation import EvalResult
     from greed_env.rules import Rules
-    from greed_env.train.policy import NumpyPolicy
 
 SCRIPT = "greed_env.train.solo"
 
@@ -67,9 +67,9 @@ def make_env(rules: Rules, objective: str, reward_scale: float) -> gym.Env:
 
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run; returns its directory."""
+    from greed_env.bots.numpy_backend import PolicyBot
     from greed_env.evaluation import evaluate
     from greed_env.train.loop import run_training
-    from greed_env.train.policy import PolicyBot
 
     rules = rules_from_args(args.rules, args.rules_set)
 

@@ -47,17 +47,18 @@ def _parent(card: dict[str, Any]) -> str | None:
 def _read_member(path: Path) -> tuple[Any, dict[str, Any]]:
     from sb3_contrib import MaskablePPO
 
-    from greed_env.train.policy import ModelFileError, read_card
+    from greed_env.bots.cards import read_training_card as read_card
+    from greed_env.bots.errors import BotLoadError
 
     if not path.is_file():
-        raise ModelFileError(f"soup member {path} does not exist")
+        raise BotLoadError(f"soup member {path} does not exist")
     card = read_card(path)
     if card is None:
-        raise ModelFileError(f"soup member {path} has no card {path.with_suffix('.json')}: cannot check what it was trained for")
+        raise BotLoadError(f"soup member {path} has no card {path.with_suffix('.json')}: cannot check what it was trained for")
     try:
         model = MaskablePPO.load(path, device="cpu")
     except Exception as exc:
-        raise ModelFileError(f"soup member {path} could not be loaded as a MaskablePPO model: {exc}") from None
+        raise BotLoadError(f"soup member {path} could not be loaded as a MaskablePPO model: {exc}") from None
     return model, card
 
 
@@ -75,15 +76,16 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
 
     Raises:
         ValueError: fewer than two members, or the same file twice.
-        ModelFileError: a member is missing, corrupt, without a card, or differs from the first
+        BotLoadError: a member is missing, corrupt, without a card, or differs from the first
             in rules, objective, specs, network shape or input readings, or in its parent.
         FileExistsError: ``out`` holds a model already.
     """
     import torch
 
+    from greed_env.bots.cards import check_training_card as check_card
+    from greed_env.bots.errors import BotLoadError
     from greed_env.files import atomic_write_text
     from greed_env.rules import Rules
-    from greed_env.train.policy import ModelFileError, check_card
     from greed_env.train.runs import save_model_atomic
 
     paths = [Path(m) for m in models]
@@ -107,22 +109,22 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
         model, card = _read_member(path)
         check_card(card, rules, f"soup member {path}")
         if card.get("objective") != first_card.get("objective"):
-            raise ModelFileError(f"soup member {path} was trained for objective {card.get('objective')!r}, {paths[0]} for {first_card.get('objective')!r}")
+            raise BotLoadError(f"soup member {path} was trained for objective {card.get('objective')!r}, {paths[0]} for {first_card.get('objective')!r}")
         if not any_parent and _parent(card) != _parent(first_card):
-            raise ModelFileError(
+            raise BotLoadError(
                 f"soup member {path} was fine-tuned from {_parent(card)}, {paths[0]} from {_parent(first_card)}; "
                 "a soup averages runs from one model (any_parent / --any-parent to average anyway)"
             )
         if getattr(model.policy.features_extractor, "config", None) != first_features:
-            raise ModelFileError(f"soup member {path} reads other input features than {paths[0]}")
+            raise BotLoadError(f"soup member {path} reads other input features than {paths[0]}")
         state = model.policy.state_dict()
         if set(state) != set(first_state) or any(state[k].shape != first_state[k].shape for k in state):
-            raise ModelFileError(f"soup member {path} has another network shape than {paths[0]}")
+            raise BotLoadError(f"soup member {path} has another network shape than {paths[0]}")
         for key, value in state.items():
             if key in sums:
                 sums[key] += value.detach().to(torch.float64)
             elif not torch.equal(value, first_state[key]):
-                raise ModelFileError(f"soup member {path} differs from {paths[0]} in its non-float tensor {key}")
+                raise BotLoadError(f"soup member {path} differs from {paths[0]} in its non-float tensor {key}")
         cards.append(card)
 
     n = len(paths)
@@ -182,12 +184,12 @@ def run(ns: argparse.Namespace) -> Path:
 
 def cli(argv: Sequence[str] | None = None) -> int:
     """``python -m greed_env.train.soup MODEL MODEL ... --out DIR`` (``greed train soup``); user errors exit 2."""
-    from greed_env.train.policy import ModelFileError
+    from greed_env.bots.errors import BotLoadError
 
     ns = build_parser().parse_args(argv)
     try:
         run(ns)
-    except (ModelFileError, ValueError, FileExistsError) as exc:
+    except (BotLoadError, ValueError, FileExistsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -10,10 +10,12 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.save_util import load_from_zip_file
 
+from greed_env.bots.cards import check_training_card as check_card
+from greed_env.bots.cards import read_training_card as read_card
+from greed_env.bots.errors import BotLoadError
+from greed_env.bots.featurize import FeatureConfig
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import Rules
-from greed_env.train.featurize import FeatureConfig
-from greed_env.train.policy import ModelFileError, check_card, read_card
 
 __all__ = ["CRITIC_KEYS", "fit_weights", "init_weights", "is_critic", "soften"]
 
@@ -22,11 +24,11 @@ def init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
     """Copy the policy weights of the model at ``path`` into ``model``.
 
     Raises:
-        ModelFileError: missing file, another network shape, or a card naming other rules.
+        BotLoadError: missing file, another network shape, or a card naming other rules.
     """
 
     if not path.is_file():
-        raise ModelFileError(f"--init-from: model file {path} does not exist")
+        raise BotLoadError(f"--init-from: model file {path} does not exist")
     card = read_card(path)
     if card is not None:
         check_card(card, rules, f"--init-from {path}")
@@ -42,9 +44,9 @@ def init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
         _, params, _ = load_from_zip_file(str(path), device="cpu")
         fitted = fit_weights(model, (params or {}).get("policy", {}), initial)
     except Exception as exc:
-        raise ModelFileError(f"--init-from {path}: cannot read its weights: {exc}") from None
+        raise BotLoadError(f"--init-from {path}: cannot read its weights: {exc}") from None
     if fitted is None:
-        raise ModelFileError(f"--init-from {path}: its weights do not fit this network: {error}")
+        raise BotLoadError(f"--init-from {path}: its weights do not fit this network: {error}")
     state, fresh_critic = fitted
     model.policy.load_state_dict(state, strict=True)
     if fresh_critic:

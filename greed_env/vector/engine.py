@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.base import Bot, RandomBot, ThresholdBot
-from greed_env.envs.common import make_opponent
+from greed_env.bots.loader import as_bot
+from greed_env.bots.optimal import SolverBot
 from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import Phase, Rules, State
 from greed_env.vector import kernels as K
@@ -197,7 +198,9 @@ def opponent_params(spec: Bot | str | None, rules: Rules) -> tuple[int, int, int
     """
     from greed_env.solver.bot import OptimalBot
 
-    bot = make_opponent(spec, rules)
+    bot = as_bot(spec, rules)
+    if isinstance(bot, SolverBot):
+        bot = bot.inner
     if type(bot) is OptimalBot and bot.objective == "duel":
         if bot.rules.fingerprint != rules.fingerprint:
             raise VectorUnsupportedError(
@@ -282,7 +285,9 @@ class EpisodeBatch:
         self.uses_uniforms = False
         self._opt = _NO_OPTIMAL
         if mode == "duel":
-            bot = make_opponent(opponent, self.rules)
+            bot = as_bot(opponent, self.rules)
+            if isinstance(bot, SolverBot):
+                bot = bot.inner  # the solver's own bot: its table drives the kernels
             kind, bank_at, style, min_dice = opponent_params(bot, self.rules)
             if kind == K.OPP_OPTIMAL:
                 if n_players != 2:

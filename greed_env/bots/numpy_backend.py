@@ -1,4 +1,4 @@
-"""Trained policies as torch-free bots: the actor MLP of a MaskablePPO model in numpy.
+"""The numpy backend: trained policies as torch-free bots: the actor MLP of a MaskablePPO model in numpy.
 
 :class:`NumpyPolicy` holds the actor's weights (the ``mlp_extractor`` policy layers and the
 ``action_net``) and computes action logits with numpy; the deterministic masked action is the
@@ -9,7 +9,8 @@ evaluation runner can score many positions in one matrix product.
 
 Policies come from a live model (:meth:`NumpyPolicy.from_sb3`, used for evaluations during
 training and for the self-play snapshot pool) or from a saved model file
-(:func:`load_policy`, which needs torch only while reading the zip). Saved snapshots are
+(:func:`load_policy`, which needs torch only while reading the zip: this is what a ``.zip``
+bot spec plays, :mod:`greed_env.bots.loader`). Saved snapshots are
 ``.npz`` files (:meth:`NumpyPolicy.save` / :meth:`NumpyPolicy.load`), never pickles.
 
 >>> import numpy as np
@@ -28,40 +29,30 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from greed_env.bots.cards import check_training_card, read_training_card
+from greed_env.bots.errors import BotLoadError, RulesMismatchError
+from greed_env.bots.featurize import FeatureConfig, featurize
+from greed_env.bots.sb3_backend import load_sb3_model
 from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import (
-    OBS_DIM,
-    OBS_SPEC_VERSION,
-    encode_observation,
-    spec_version_reads,
-)
+from greed_env.envs.observation import OBS_DIM, encode_observation
 from greed_env.files import atomic_write_with
 from greed_env.rules import Move, Rules, State
-from greed_env.train.featurize import FeatureConfig, featurize
 
 __all__ = [
     "ACTIVATIONS",
-    "ModelFileError",
     "NumpyPolicy",
     "PolicyBot",
-    "card_path",
-    "check_card",
     "load_policy",
-    "read_card",
 ]
 
 ACTIVATIONS = ("tanh", "relu")
-
-
-class ModelFileError(ValueError):
-    """A model file that cannot be used: missing, corrupt, or made for other rules/specs."""
 
 
 _BLAS: Any = None
@@ -105,7 +96,7 @@ class NumpyPolicy:
         activation: ``"tanh"`` or ``"relu"``, applied after every hidden layer.
         meta: free JSON-able facts about the policy (rules fingerprint, spec versions, steps).
         features: the fixed input readings applied before the first layer
-            (:mod:`greed_env.train.featurize`), or None for the raw observation.
+            (:mod:`greed_env.bots.featurize`), or None for the raw observation.
     """
 
     def __init__(
@@ -168,22 +159,21 @@ class NumpyPolicy:
         """The actor of a MaskablePPO / PPO model whose policy is a plain MLP.
 
         Raises:
-            ModelFileError: the policy has another architecture (image or dict features, a
+            BotLoadError: the policy has another architecture (image or dict features, a
                 custom extractor, an activation other than tanh / relu).
         """
         import torch
         from stable_baselines3.common.torch_layers import FlattenExtractor
 
-        from greed_env.train.features import GreedFeatures, StructuredActionHead
-
         policy = model.policy
         extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
-        if isinstance(extractor, GreedFeatures):
-            features: FeatureConfig | None = FeatureConfig.from_dict(extractor.config)
-        elif isinstance(extractor, FlattenExtractor):
-            features = None
+        config = getattr(extractor, "config", None)
+        if isinstance(extractor, FlattenExtractor):
+            features: FeatureConfig | None = None
+        elif isinstance(config, Mapping):  # the training features (greed_env.train.features) declare their readings
+            features = FeatureConfig.from_dict(dict(config))
         else:
-            raise ModelFileError(
+            raise BotLoadError(
                 f"only flat-vector policies can be converted, this one uses {type(extractor).__name__}"
             )
         layers: list[tuple[np.ndarray, np.ndarray]] = []
@@ -198,17 +188,17 @@ class NumpyPolicy:
             elif isinstance(module, torch.nn.ReLU):
                 act_names.add("relu")
             else:
-                raise ModelFileError(f"unsupported layer {type(module).__name__} in the policy network")
+                raise BotLoadError(f"unsupported layer {type(module).__name__} in the policy network")
         if len(act_names) > 1:
-            raise ModelFileError(f"mixed activations {sorted(act_names)} are not supported")
+            raise BotLoadError(f"mixed activations {sorted(act_names)} are not supported")
         head = policy.action_net
-        if isinstance(head, StructuredActionHead):
+        if isinstance(head, torch.nn.Linear):
+            weight, bias = head.weight, head.bias
+        elif callable(getattr(head, "effective", None)):  # a structured head states its linear map
             with torch.no_grad():
                 weight, bias = head.effective()
-        elif isinstance(head, torch.nn.Linear):
-            weight, bias = head.weight, head.bias
         else:
-            raise ModelFileError(f"unsupported action head {type(head).__name__}")
+            raise BotLoadError(f"unsupported action head {type(head).__name__}")
         return cls(
             layers,
             (weight.detach().cpu().numpy(), bias.detach().cpu().numpy()),
@@ -242,11 +232,11 @@ class NumpyPolicy:
         """Read a policy written by :meth:`save`.
 
         Raises:
-            ModelFileError: missing or unreadable file.
+            BotLoadError: missing or unreadable file.
         """
         path = Path(path)
         if not path.is_file():
-            raise ModelFileError(f"policy file {path} does not exist")
+            raise BotLoadError(f"policy file {path} does not exist")
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(bytes(data["header"]).decode())
@@ -255,7 +245,7 @@ class NumpyPolicy:
             feats = header.get("features")
             features = FeatureConfig.from_dict(feats) if feats else None
         except (OSError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
-            raise ModelFileError(f"policy file {path} is not a readable policy .npz: {exc}") from None
+            raise BotLoadError(f"policy file {path} is not a readable policy .npz: {exc}") from None
         return cls(layers, head, header["activation"], header.get("meta"), features)
 
 
@@ -266,7 +256,7 @@ class PolicyBot:
     from the acting player's seat, as the environments encode it for the learner.
 
     Raises (from :meth:`act`):
-        ModelFileError: the position's rules are not the rules the policy was made for.
+        BotLoadError: the position's rules are not the rules the policy was made for.
     """
 
     def __init__(self, policy: NumpyPolicy, rules: Rules, name: str = "policy") -> None:
@@ -275,7 +265,7 @@ class PolicyBot:
         self.name = name
         self.catalog = ActionCatalog(rules)
         if policy.n_actions != self.catalog.n or policy.obs_dim != OBS_DIM:
-            raise ModelFileError(
+            raise BotLoadError(
                 f"policy {name!r} has {policy.obs_dim} inputs and {policy.n_actions} actions; "
                 f"{rules.name} needs {OBS_DIM} inputs and {self.catalog.n} actions"
             )
@@ -290,9 +280,9 @@ class PolicyBot:
         self.catalog = ActionCatalog(self.rules)
 
     def check_rules(self, rules: Rules) -> None:
-        """Raise :class:`ModelFileError` unless ``rules`` are the policy's rules."""
+        """Raise :class:`RulesMismatchError` unless ``rules`` are the policy's rules."""
         if rules is not self.rules and rules != self.rules:
-            raise ModelFileError(
+            raise RulesMismatchError(
                 f"policy {self.name!r} was built for rules {self.rules.name!r}, asked to play {rules.name!r}"
             )
 
@@ -321,50 +311,7 @@ class PolicyBot:
 
 
 # ------------------------------------------------------------------------------------------
-# model files and cards
-
-
-def card_path(model_path: str | Path) -> Path:
-    """The JSON card beside a model file: ``model.zip`` -> ``model.json``."""
-    p = Path(model_path)
-    return p.with_suffix(".json")
-
-
-def read_card(model_path: str | Path) -> dict[str, Any] | None:
-    """The card beside ``model_path``, or None when there is none.
-
-    Raises:
-        ModelFileError: the card exists but is not valid JSON.
-    """
-    path = card_path(model_path)
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ModelFileError(f"model card {path} is not valid JSON: {exc}") from None
-
-
-def check_card(card: dict[str, Any], rules: Rules, where: str) -> None:
-    """Refuse a model whose card names other rules, observation spec or action catalog.
-
-    Raises:
-        ModelFileError: naming the field that differs and both values.
-    """
-    have_fp = card.get("rules_fingerprint")
-    if have_fp is not None and have_fp != rules.fingerprint:
-        raw = card.get("rules")
-        name = raw.get("name", "?") if isinstance(raw, dict) else card.get("rules_name", raw or "?")
-        raise ModelFileError(
-            f"{where} was trained for other rules ({name!r}, fingerprint {have_fp}); "
-            f"this needs {rules.name!r} (fingerprint {rules.fingerprint})"
-        )
-    for key, value in (("obs_spec_version", OBS_SPEC_VERSION), ("action_catalog_version", ActionCatalog(rules).version)):
-        have = card.get(key)
-        if key == "obs_spec_version" and have is not None and spec_version_reads(have, rules):
-            continue
-        if have is not None and have != value:
-            raise ModelFileError(f"{where} was trained with {key} {have}; this greed_env has {value}")
+# model files
 
 
 def load_policy(path: str | Path, rules: Rules) -> NumpyPolicy:
@@ -375,37 +322,23 @@ def load_policy(path: str | Path, rules: Rules) -> NumpyPolicy:
     must match in any case.
 
     Raises:
-        ModelFileError: missing file, not a model, corrupt, or made for other rules / specs.
+        BotLoadError: missing file, not a model, corrupt, or made for other rules / specs.
     """
     path = Path(path)
-    if not path.is_file():
-        raise ModelFileError(f"model file {path} does not exist")
-    card = read_card(path)
-    if path.suffix == ".npz":
+    if path.suffix.lower() == ".npz":
+        if not path.is_file():
+            raise BotLoadError(f"model file {path} does not exist")
         policy = NumpyPolicy.load(path)
-        check_card(policy.meta, rules, str(path))
+        check_training_card(policy.meta, rules, str(path))
+        card = read_training_card(path)
     else:
-        if not zipfile.is_zipfile(path):
-            raise ModelFileError(f"{path} is not a stable-baselines3 model (.zip) nor a policy (.npz)")
-        try:
-            with zipfile.ZipFile(path) as zf:
-                names = set(zf.namelist())
-        except zipfile.BadZipFile as exc:
-            raise ModelFileError(f"{path} is a corrupt zip file: {exc}") from None
-        if "data" not in names or "policy.pth" not in names:
-            raise ModelFileError(f"{path} is a zip but not a stable-baselines3 model (no data / policy.pth)")
-        from sb3_contrib import MaskablePPO
-
-        try:
-            model = MaskablePPO.load(path, device="cpu")
-        except Exception as exc:
-            raise ModelFileError(f"{path} could not be loaded as a MaskablePPO model: {exc}") from None
-        policy = NumpyPolicy.from_sb3(model, meta=dict(card or {}))
-    if card is not None:
-        check_card(card, rules, str(path))
+        model, card = load_sb3_model(path)
+        policy = NumpyPolicy.from_sb3(model, meta=dict(card))
+    if card:
+        check_training_card(card, rules, str(path))
     catalog = ActionCatalog(rules)
     if policy.obs_dim != OBS_DIM or policy.n_actions != catalog.n:
-        raise ModelFileError(
+        raise BotLoadError(
             f"{path} has {policy.obs_dim} inputs and {policy.n_actions} actions; {rules.name} needs "
             f"{OBS_DIM} inputs and {catalog.n} actions (was it trained for other rules?)"
         )

@@ -1,0 +1,49 @@
+"""The one exception family of the bot runtime.
+
+Every way a bot can fail to load or to play the rules asked of it raises a :class:`BotLoadError`
+(a ``ValueError``) whose message names the spec or file and the mismatch:
+
+* :class:`UnknownBotError` (also a ``LookupError``): a spec that names no bot, or a bad argument;
+* :class:`CorruptBotError`: an unreadable file: bad JSON, missing fields, checksum or parse failure;
+* :class:`RulesMismatchError`: a bot made for other rules (another rules fingerprint);
+* :class:`ObsSpecMismatchError`, :class:`CatalogMismatchError`: a bot trained on another
+  observation spec or action catalog than this greed_env builds.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BotLoadError",
+    "CatalogMismatchError",
+    "CorruptBotError",
+    "ObsSpecMismatchError",
+    "RulesMismatchError",
+    "UnknownBotError",
+]
+
+
+class BotLoadError(ValueError):
+    """A bot that cannot be used as asked; the message names the spec or file and the mismatch."""
+
+
+class UnknownBotError(BotLoadError, LookupError):
+    """A spec that names no bot or carries a bad argument; the message lists what is known."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown bot"
+
+
+class CorruptBotError(BotLoadError):
+    """A bot file that is unreadable: bad JSON, missing fields, checksum or parse failure."""
+
+
+class RulesMismatchError(BotLoadError):
+    """A bot made for other rules (different rules fingerprint)."""
+
+
+class ObsSpecMismatchError(BotLoadError):
+    """A bot trained on another observation-spec version or size than this greed_env encodes."""
+
+
+class CatalogMismatchError(BotLoadError):
+    """A bot trained on another action-catalog version or size than this greed_env builds."""

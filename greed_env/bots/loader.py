@@ -1,0 +1,188 @@
+"""``load(spec, rules)``: the one way to get a bot from its name, everywhere.
+
+The grammar is :mod:`greed_env.bots.spec`; what each spec plays:
+
+==================================  =========================================================
+spec                                bot
+==================================  =========================================================
+``random``                          :class:`~greed_env.bots.base.RandomBot`
+``threshold``                       :class:`~greed_env.bots.base.ThresholdBot` banking at 300
+``threshold:N``, ``threshold-N``    banking at ``N`` points, keeping the highest score
+``threshold-N-keep-most``           ... keeping the most dice (``-keep-fewest``: the fewest)
+``optimal``                         ``optimal-duel``
+``optimal-OBJ``, ``optimal:OBJ``    the solver's bot for ``OBJ`` (turn, entry, race, duel)
+                                    under ``rules`` (:class:`~greed_env.bots.optimal.SolverBot`)
+``PRESET/NAME``                     ``NAME`` for that preset: a heuristic as above, the solver
+                                    bot for the preset's rules, or the exported bot whose card
+                                    is ``PRESET/NAME.json`` in a bot folder
+``NAME`` (another name)             the exported bot ``<rules name>/NAME``
+``FILE.json``, ``FILE.onnx``        the exported bot of that card (ONNX beside it), onnxruntime
+``FILE.zip``                        an SB3 MaskablePPO model's actor converted to numpy
+                                    (:class:`~greed_env.bots.numpy_backend.PolicyBot`; torch
+                                    only while reading the zip)
+``FILE.npz``                        a numpy policy snapshot (:class:`PolicyBot`)
+==================================  =========================================================
+
+Any spec may carry a ``bot:`` prefix. ``rules`` are the rules the bot will play: an optimal
+or trained bot made for other rules is refused at once (:class:`RulesMismatchError`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from greed_env.bots.base import Bot, RandomBot, ThresholdBot
+from greed_env.bots.cards import (
+    CARD_FORMAT,
+    card_rules,
+    check_training_card,
+    read_card,
+    read_training_card,
+    rules_mismatch_message,
+)
+from greed_env.bots.errors import BotLoadError, CorruptBotError, RulesMismatchError, UnknownBotError
+from greed_env.bots.numpy_backend import PolicyBot, load_policy
+from greed_env.bots.onnx_backend import OnnxBot
+from greed_env.bots.optimal import solver_bot
+from greed_env.bots.registry import find_card, list_bots
+from greed_env.bots.spec import BotSpec, parse_spec
+from greed_env.rules import Rules, preset, preset_names
+
+__all__ = ["as_bot", "load", "spec_card", "spec_rules"]
+
+
+def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot:
+    """The bot ``spec`` names (see the module docstring), ready to play ``rules``.
+
+    Args:
+        spec: a bot spec, or one already read by :func:`~greed_env.bots.spec.parse_spec`.
+        rules: the rules the bot will play. Needed for a bare optimal or exported name and a
+            model file without a training card; when given, a bot made for other rules is
+            refused.
+        options: passed to :class:`OnnxBot` for exported bots (``temperature``, ``threads``).
+
+    Raises:
+        UnknownBotError: no such bot or a bad argument (lists what is known).
+        RulesMismatchError: the bot was made for other rules than ``rules``.
+        BotLoadError: a file that is corrupt or made for another observation spec or action
+            catalog (:mod:`greed_env.bots.errors`).
+    """
+    parsed = spec if isinstance(spec, BotSpec) else parse_spec(spec)
+    if parsed.preset and parsed.preset not in preset_names():
+        raise UnknownBotError(
+            f"unknown bot {parsed.text!r}: no rules preset {parsed.preset!r}; presets: {', '.join(preset_names())}"
+        )
+    if parsed.kind == "random":
+        return RandomBot(name=parsed.text)
+    if parsed.kind == "threshold":
+        return ThresholdBot(bank_at=parsed.bank_at, keep=parsed.keep, name=parsed.text)
+    if parsed.kind == "file":
+        return _load_file(Path(parsed.path).expanduser(), rules, **options)
+    target = _bot_rules(parsed, rules)
+    if parsed.kind == "optimal":
+        return solver_bot(target, parsed.objective, parsed.text)
+    bot_id = f"{target.name}/{parsed.name}"
+    card = find_card(bot_id)
+    if card is None:
+        known = [b.id for b in list_bots(target.name)] if target.name in preset_names() else []
+        raise UnknownBotError(
+            f"unknown bot {parsed.text!r}; known for {target.name}: {', '.join(known) or 'none'}; "
+            "built-in kinds: random, threshold[-N], optimal[-OBJECTIVE], files (.json, .onnx, .zip, .npz)"
+        )
+    return OnnxBot.from_card(card, rules=rules, **options)
+
+
+def as_bot(bot: Bot | str | BotSpec | None, rules: Rules, default: str = "threshold") -> Bot:
+    """``bot`` itself when it is a :class:`Bot`, else :func:`load` of the spec (``default`` for
+    None): how the environments take their ``opponent=`` argument.
+
+    Raises:
+        BotLoadError: a spec that does not load (see :func:`load`).
+        ValueError: neither a bot nor a spec.
+    """
+    if bot is None:
+        return load(default, rules)
+    if isinstance(bot, str | BotSpec):
+        return load(bot, rules)
+    if not isinstance(bot, Bot):
+        raise ValueError(f"a bot must be a Bot (with act(rules, state, rng) and a name) or a spec string, got {bot!r}")
+    return bot
+
+
+def _bot_rules(parsed: BotSpec, rules: Rules | None) -> Rules:
+    """The rules an optimal or exported bot is made for: its preset's, else ``rules``."""
+    if not parsed.preset:
+        if rules is None:
+            raise UnknownBotError(
+                f"unknown bot {parsed.text!r}: give an id <rules>/{parsed.name} "
+                f"(e.g. ten_thousand/{parsed.name}) or the rules to play"
+            )
+        return rules
+    target = preset(parsed.preset)
+    if rules is not None and rules.fingerprint != target.fingerprint:
+        advice = (
+            f"the bare name {parsed.name!r} builds the solver bot for these rules"
+            if parsed.kind == "optimal"
+            else "a trained bot plays only the rules it was trained for"
+        )
+        raise RulesMismatchError(f"{rules_mismatch_message(f'bot {parsed.text}', target, rules)}; {advice}")
+    return target
+
+
+def _load_file(path: Path, rules: Rules | None, **options: Any) -> Bot:
+    if not path.exists():
+        raise UnknownBotError(f"bot file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix in (".zip", ".npz"):
+        where = f"model {path}"
+        if rules is None:
+            rules = check_training_card(read_training_card(path) or {}, None, where)
+        if rules is None:
+            raise BotLoadError(f"{where}: no training card names its rules; pass the rules explicitly (--rules)")
+        return PolicyBot(load_policy(path, rules), rules, name=path.name)
+    if suffix not in (".json", ".onnx"):
+        raise UnknownBotError(f"bot file {str(path)!r}: not a bot card (.json), ONNX bot (.onnx) or model (.zip, .npz)")
+    card = path if suffix == ".json" else path.with_suffix(".json")
+    if not card.is_file():
+        raise CorruptBotError(f"bot file {path}: no card {card.name} beside it")
+    return OnnxBot.from_card(card, rules=rules, **options)
+
+
+def spec_card(spec: str | BotSpec) -> dict[str, Any] | None:
+    """The card of the bot ``spec`` names, when it has one: an exported bot's card (by id or
+    file) or a model file's training card; None for heuristics, optimal bots and models without
+    a card. Reads files; builds no bot.
+
+    Raises:
+        BotLoadError: a bot card that does not read.
+    """
+    parsed = spec if isinstance(spec, BotSpec) else parse_spec(spec)
+    if parsed.kind == "file":
+        path = Path(parsed.path).expanduser()
+        if path.suffix.lower() in (".zip", ".npz"):
+            return read_training_card(path) if path.is_file() else None
+        card_path = path if path.suffix.lower() == ".json" else path.with_suffix(".json")
+        return read_card(card_path) if card_path.is_file() else None
+    if parsed.kind == "exported" and parsed.preset in preset_names():
+        found = find_card(f"{parsed.preset}/{parsed.name}")
+        return read_card(found) if found is not None else None
+    return None
+
+
+def spec_rules(spec: str | BotSpec) -> Rules | None:
+    """The rules the bot ``spec`` names was made for when the spec alone says: a preset id's
+    preset, an exported bot's card, a model's training card; else None.
+
+    Raises:
+        BotLoadError: a card that does not read or check.
+    """
+    parsed = spec if isinstance(spec, BotSpec) else parse_spec(spec)
+    card = spec_card(parsed)
+    if card is not None and card.get("format") == CARD_FORMAT:
+        return card_rules(card, f"bot {parsed.text}")
+    if card is not None:
+        return check_training_card(card, None, f"model {parsed.text}")
+    if parsed.preset in preset_names():
+        return preset(parsed.preset)
+    return None

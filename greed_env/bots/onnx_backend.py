@@ -1,0 +1,196 @@
+"""The ONNX backend: an exported bot (``NAME.onnx`` plus its card ``NAME.json``) played with
+onnxruntime and numpy, never torch.
+
+The graph maps the float32 observation batch ``obs`` (``(batch, OBS_DIM)``) to the action
+logits ``logits`` (``(batch, n_actions)``). Masking happens outside the graph, in numpy: the
+greedy action is the highest logit among the legal actions, which is the action
+``MaskablePPO.predict(obs, action_masks=mask, deterministic=True)`` returns. The card and its
+checks are :mod:`greed_env.bots.cards`; onnxruntime is imported when a bot is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from greed_env.bots.cards import check_compatible, load_card, rules_mismatch_message
+from greed_env.bots.errors import CorruptBotError, RulesMismatchError
+from greed_env.envs.catalog import ActionCatalog
+from greed_env.envs.observation import OBS_DIM, encode_observation
+from greed_env.rules.config import Rules
+from greed_env.rules.game import Move, State
+
+__all__ = ["OnnxBot", "masked_argmax"]
+
+
+def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray | int:
+    """Index of the largest logit among unmasked actions (first one on exact ties).
+
+    ``logits`` and ``mask`` have shape ``(n,)`` or ``(batch, n)``; the result is an int or an
+    int64 array of shape ``(batch,)``.
+
+    Raises:
+        ValueError: shapes differ, or a row has no legal action.
+    """
+    logits = np.asarray(logits)
+    legal = np.asarray(mask).astype(bool)
+    if logits.shape != legal.shape:
+        raise ValueError(f"logits shape {logits.shape} and mask shape {legal.shape} differ")
+    if not legal.any(axis=-1).all():
+        raise ValueError("a position without legal actions (chance node or game over)")
+    masked = np.where(legal, logits, -np.inf)
+    best = np.argmax(masked, axis=-1)
+    return int(best) if best.ndim == 0 else best.astype(np.int64)
+
+
+class OnnxBot:
+    """A policy exported to ONNX, run with onnxruntime (no torch needed).
+
+    Greedy by default (``temperature=0``): the legal action with the highest logit, so the bot is
+    deterministic and ``rng`` is not used. With ``temperature > 0`` it samples from the masked
+    softmax of ``logits / temperature`` with the caller's ``rng``.
+
+    Build one with :meth:`from_card` (checks the card, the checksum and the graph) or let
+    :func:`greed_env.bots.load` do it.
+    """
+
+    def __init__(
+        self,
+        card: Mapping[str, Any],
+        model: bytes,
+        *,
+        rules: Rules | None = None,
+        temperature: float = 0.0,
+        threads: int = 1,
+        where: str | None = None,
+    ) -> None:
+        """Wrap ``model`` (serialized ONNX bytes) described by ``card``.
+
+        Raises:
+            BotLoadError: as :func:`check_compatible`; :class:`CorruptBotError` when onnxruntime
+                cannot parse the graph or its input/output shapes differ from the card.
+            ImportError: onnxruntime is not installed (``pip install greed-env[onnx]``).
+        """
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        self.card = dict(card)
+        self.name = str(card.get("id", card.get("name", "onnx")))
+        self.description = str(card.get("description", ""))
+        self.temperature = float(temperature)
+        where = where or f"bot {self.name}"
+        self.rules = check_compatible(card, rules, where)
+        self.catalog = ActionCatalog(self.rules)
+        self._model = bytes(model)
+        self._threads = int(threads)
+        self._session, self._input, self._output = _session(model, threads, where)
+        self._check_graph(where)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the onnxruntime session (rebuilt from the model bytes on load), so
+        the bot can play in worker processes."""
+        state = dict(self.__dict__)
+        for key in ("_session", "catalog"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.catalog = ActionCatalog(self.rules)
+        self._session, self._input, self._output = _session(self._model, self._threads, f"bot {self.name}")
+
+    @classmethod
+    def from_card(
+        cls, card_path: str | Path, rules: Rules | None = None, **kwargs: Any
+    ) -> OnnxBot:
+        """The bot described by the card file ``card_path`` (its ONNX file lies beside it)."""
+        card, onnx_path = load_card(card_path)
+        return cls(card, onnx_path.read_bytes(), rules=rules, where=f"bot {card['id']}", **kwargs)
+
+    def _check_graph(self, where: str) -> None:
+        probe = np.zeros((2, OBS_DIM), dtype=np.float32)
+        try:
+            out = self.logits(probe)
+        except Exception as exc:
+            raise CorruptBotError(f"{where}: the ONNX graph does not run on ({OBS_DIM},) observations: {exc}") from None
+        if out.shape != (2, self.catalog.n):
+            raise CorruptBotError(
+                f"{where}: the ONNX graph gives logits of shape {out.shape[1:]}, "
+                f"the card and the catalog say ({self.catalog.n},)"
+            )
+
+    def logits(self, observations: np.ndarray) -> np.ndarray:
+        """Raw logits for a float32 batch ``(batch, OBS_DIM)`` (or one ``(OBS_DIM,)`` vector)."""
+        obs = np.asarray(observations, dtype=np.float32)
+        single = obs.ndim == 1
+        batch = obs[None, :] if single else obs
+        out = self._session.run([self._output], {self._input: np.ascontiguousarray(batch)})[0]
+        return out[0] if single else out
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Greedy masked actions of a batch: int64 array ``(batch,)``."""
+        return np.asarray(masked_argmax(self.logits(observations), masks), dtype=np.int64).reshape(-1)
+
+    def act_obs(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator | None = None
+    ) -> int:
+        """The action id for one observation and its legal mask (see the class docstring)."""
+        logits = self.logits(observation)
+        if self.temperature == 0.0:
+            return int(masked_argmax(logits, action_mask))
+        if rng is None:
+            raise ValueError("a sampling OnnxBot (temperature > 0) needs a generator")
+        legal = np.asarray(action_mask).astype(bool)
+        if not legal.any():
+            raise ValueError("a position without legal actions (chance node or game over)")
+        z = np.where(legal, logits.astype(np.float64) / self.temperature, -np.inf)
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        return int(rng.choice(len(p), p=p))
+
+    def check_rules(self, rules: Rules) -> None:
+        """Raise :class:`RulesMismatchError` unless ``rules`` are the bot's rules."""
+        if rules.fingerprint != self.rules.fingerprint:
+            raise RulesMismatchError(rules_mismatch_message(f"bot {self.name}", self.rules, rules))
+
+    def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
+        """The policy's move for ``state.player``.
+
+        Raises:
+            RulesMismatchError: ``rules`` differ from the rules the bot was trained for.
+            ValueError: ``state`` has no legal move.
+        """
+        self.check_rules(rules)
+        mask, moves = self.catalog.legal(state)
+        obs = encode_observation(rules, state)
+        return moves[self.act_obs(obs, mask, rng)]
+
+    def __repr__(self) -> str:
+        return f"OnnxBot({self.name!r}, rules={self.rules.name!r})"
+
+
+def _session(model: bytes, threads: int, where: str) -> tuple[Any, str, str]:
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise ImportError(
+            f"{where}: running ONNX bots needs onnxruntime (pip install 'greed-env[onnx]')"
+        ) from exc
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = max(1, int(threads))
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CorruptBotError(f"{where}: the ONNX file does not parse: {first}") from None
+    inputs, outputs = session.get_inputs(), session.get_outputs()
+    if len(inputs) != 1 or not outputs:
+        raise CorruptBotError(
+            f"{where}: expected one input and a logits output, the graph has "
+            f"{len(inputs)} inputs and {len(outputs)} outputs"
+        )
+    return session, inputs[0].name, outputs[0].name

@@ -1,0 +1,75 @@
+"""Playing bots: one game to the end (:func:`play_game`, through the one game loop
+:func:`greed_env.rules.play.play_out`) and many positions at once (:func:`batch_moves`).
+
+>>> import numpy as np
+>>> from greed_env.bots.base import RandomBot, ThresholdBot
+>>> from greed_env.rules import preset
+>>> rngs = [np.random.default_rng(1), np.random.default_rng(2)]
+>>> sum(play_game(preset("greed"), [ThresholdBot(), RandomBot()], np.random.default_rng(0), rngs))
+1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from greed_env.bots.base import Bot
+from greed_env.envs.catalog import ActionCatalog
+from greed_env.envs.observation import OBS_DIM, encode_observation
+from greed_env.rules import Move, Rules, State, new_game
+from greed_env.rules.play import play_out
+
+__all__ = ["batch_moves", "play_game"]
+
+
+def play_game(
+    rules: Rules,
+    bots: Sequence[Bot],
+    dice_rng: np.random.Generator,
+    bot_rngs: Sequence[np.random.Generator],
+    first_player: int | None = 0,
+) -> tuple[float, ...]:
+    """Play one game to the end (:func:`greed_env.rules.play.play_out`); return each seat's
+    share of the win (1, 1/2 when shared, 0).
+
+    Raises:
+        IllegalMove: a bot chose an illegal move (the message names the seat's bot).
+    """
+    s = new_game(rules, len(bots), first_player=first_player)
+    end = play_out(rules, s, [b.act for b in bots], dice_rng, bot_rngs, names=[b.name for b in bots])
+    return tuple(end.shares)
+
+
+def batch_moves(bot: Bot, rules: Rules, states: Sequence[State], rng: np.random.Generator) -> list[Move]:
+    """The bot's moves in ``states``, batched where the bot can take a batch.
+
+    Observation policies (:class:`~greed_env.bots.onnx_backend.OnnxBot`,
+    :class:`~greed_env.bots.sb3_backend.PPOBot`: ``act_batch(observations, masks)``) and
+    numpy policies (:class:`~greed_env.bots.numpy_backend.PolicyBot`: ``act_ids``) are asked for
+    the whole batch at once (greedy: a sampling ``OnnxBot`` goes one position at a time); any
+    other bot one position at a time with ``rng``.
+    """
+    if not states:
+        return []
+    check = getattr(bot, "check_rules", None)
+    if callable(check):
+        check(rules)
+    act_ids = getattr(bot, "act_ids", None)
+    greedy = float(getattr(bot, "temperature", 0.0)) == 0.0
+    obs_batch = getattr(bot, "act_batch", None) if hasattr(bot, "act_obs") and greedy else None
+    if act_ids is None and obs_batch is None:
+        return [bot.act(rules, s, rng) for s in states]
+    catalog: ActionCatalog = getattr(bot, "catalog", None) or ActionCatalog(rules)
+    obs = np.empty((len(states), OBS_DIM), dtype=np.float32)
+    masks = np.empty((len(states), catalog.n), dtype=np.int8)
+    legal: list[dict[int, Move]] = []
+    for i, s in enumerate(states):
+        encode_observation(rules, s, out=obs[i])
+        mask, moves = catalog.legal(s)
+        masks[i] = mask
+        legal.append(moves)
+    ids = act_ids(obs, masks) if act_ids is not None else obs_batch(obs, masks)  # type: ignore[misc]
+    return [moves[int(a)] for moves, a in zip(legal, np.asarray(ids).reshape(-1), strict=True)]
+

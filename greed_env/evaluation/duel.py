@@ -1,0 +1,100 @@
+"""The numba duel path: a policy against the optimal duel bot, thousands of games at once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from greed_env.bots.base import Bot
+from greed_env.rules import Rules
+
+VECTOR_DUEL_BATCH = 2048
+"""Most games stepped together per seat by :func:`vector_duel_values`."""
+VECTOR_DUEL_MIN_PER_ROW = 16
+"""Fewest games a batch row plays in turn: a batch steps until its slowest row is done, so
+with one or two games per row most of the work would be rows waiting."""
+
+
+def vector_duel_act(bot: Bot, rules: Rules) -> Callable[[Any], np.ndarray] | None:
+    """How :func:`vector_duel_values` makes ``bot`` act on a batch, or None when it cannot:
+    a deterministic observation policy (a model file's ``PolicyBot``, an exported
+    ``OnnxBot``, a ``PPOBot``) or the optimal duel bot itself."""
+    from greed_env.solver.bot import OptimalBot
+
+    greedy = float(getattr(bot, "temperature", 0.0)) == 0.0
+    act_ids = getattr(bot, "act_ids", None)  # PolicyBot (a NumPy network)
+    if act_ids is not None and greedy:
+        return lambda batch: act_ids(batch.obs, batch.mask)
+    if hasattr(bot, "act_obs") and callable(getattr(bot, "act_batch", None)) and greedy:
+        return lambda batch: bot.act_batch(batch.obs, batch.mask)  # OnnxBot, PPOBot
+    if type(bot) is OptimalBot and bot.objective == "duel" and bot.rules.fingerprint == rules.fingerprint:
+        return lambda batch: np.maximum(batch.optimal_actions(), 0)
+    return None
+
+
+def vector_duel_supported(bot: Bot, opponent: Any, rules: Rules) -> bool:
+    """Whether a two-seat duel of ``bot`` against ``opponent`` can run in the vector engine
+    (the opponent: the optimal duel bot of these rules; see :func:`vector_duel_values`)."""
+    from greed_env.solver.bot import OptimalBot
+    from greed_env.vector.optimal import check_optimal_supported
+    from greed_env.vector.tables import VectorUnsupportedError, check_vector_supported
+
+    if not (type(opponent) is OptimalBot and opponent.objective == "duel"):
+        return False
+    if opponent.rules.fingerprint != rules.fingerprint or vector_duel_act(bot, rules) is None:
+        return False
+    try:
+        check_vector_supported(rules)
+        check_optimal_supported(rules)
+    except VectorUnsupportedError:
+        return False
+    return True
+
+
+def vector_duel_values(
+    bot: Bot,
+    opponent: Bot,
+    rules: Rules,
+    games: int,
+    seed: int,
+    batch: int = VECTOR_DUEL_BATCH,
+) -> np.ndarray:
+    """Outcomes (1 win, 0.5 shared, 0 loss) of ``games`` two-seat games of ``bot`` against
+    the optimal duel bot, played by the numba engine (:mod:`greed_env.vector.optimal`).
+
+    Game ``i`` puts ``bot`` in seat ``i % 2``. Each seat's games are rows of one
+    :class:`~greed_env.vector.EpisodeBatch` (up to ``batch`` rows, at least
+    :data:`VECTOR_DUEL_MIN_PER_ROW` games per row) seeded from ``SeedSequence([seed, seat])``;
+    a row plays its games one after another and the first ``ceil(count / rows)`` of each row
+    are kept (every row's first game, then every row's second, ...), so the result depends on
+    ``seed``, ``games`` and ``batch`` only.
+    """
+    from greed_env.vector.engine import EpisodeBatch
+
+    act = vector_duel_act(bot, rules)
+    if act is None:
+        raise ValueError(f"{bot!r} cannot act on vector batches (no act_ids)")
+    out = np.zeros(games)
+    for seat in (0, 1):
+        count = len(range(seat, games, 2))
+        if count == 0:
+            continue
+        rows = max(1, min(batch, count // VECTOR_DUEL_MIN_PER_ROW))
+        per_row = -(-count // rows)
+        eb = EpisodeBatch(rules, rows, mode="duel", num_players=2, seat=seat, opponent=opponent)
+        eb.reset(seed=int(np.random.SeedSequence([seed, seat]).generate_state(1)[0]))
+        results = np.full((rows, per_row), np.nan)
+        done_n = np.zeros(rows, dtype=np.int64)
+        while done_n.min() < per_row:
+            eb.step(act(eb))
+            if eb.illegal.any():
+                raise ValueError(f"{bot!r} played an illegal action in the vector duel")
+            for i in np.flatnonzero(eb.done):
+                k = done_n[i]
+                if k < per_row:
+                    results[i, k] = (eb.rewards[i] + 1.0) / 2.0
+                done_n[i] = k + 1
+        out[seat::2] = results.T.ravel()[:count]
+    return out

@@ -1,0 +1,53 @@
+"""The bot an evaluation plays: a bot object, or any spec :func:`greed_env.bots.load` reads.
+
+One adjustment, so that the optimum is the yardstick the objective is measured by:
+``optimal-OBJ`` (no preset) for the objective being measured plays the solver table of
+:func:`~greed_env.evaluation.yardstick.yardstick_rules` (the same rules except where a
+one-turn episode cannot meet a rule, as Zilch's bust penalty). Solver bots are played as the
+solver's own :class:`~greed_env.solver.OptimalBot` (one shared instance per rules and
+objective), which the numba duel path recognises.
+"""
+
+from __future__ import annotations
+
+import os
+
+from greed_env.bots.base import Bot
+from greed_env.bots.loader import as_bot, load
+from greed_env.bots.optimal import SolverBot
+from greed_env.bots.spec import parse_spec
+from greed_env.evaluation.yardstick import yardstick_rules
+from greed_env.rules import Rules
+
+__all__ = ["BotSource", "bot_label", "resolve_bot"]
+
+BotSource = str | os.PathLike | Bot
+
+
+def resolve_bot(source: BotSource, rules: Rules, objective: str) -> Bot:
+    """The bot ``source`` names, to be measured on ``objective`` under ``rules``.
+
+    Raises:
+        greed_env.bots.BotLoadError: an unknown spec, or a file that is missing, corrupt or
+            made for other rules.
+        ValueError: an object that is no bot.
+    """
+    if not isinstance(source, str | os.PathLike):
+        bot = as_bot(source, rules)
+    else:
+        spec = parse_spec(os.fspath(source))
+        if spec.kind == "optimal" and not spec.preset and spec.objective == objective:
+            bot = load(spec, yardstick_rules(rules, objective))
+        else:
+            bot = load(spec, rules)
+    if isinstance(bot, SolverBot):
+        bot.check_rules(rules if bot.rules.fingerprint == rules.fingerprint else yardstick_rules(rules, objective))
+        return bot.inner
+    return bot
+
+
+def bot_label(source: BotSource, bot: Bot) -> str:
+    """The name an evaluation reports for ``source``: the spec as given, else the bot's name."""
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    return bot.name

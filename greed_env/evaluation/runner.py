@@ -1,0 +1,384 @@
+"""Playing evaluation episodes: chunks of episodes in lock-step batches, spread over worker
+processes, and :func:`evaluate`, the entry point."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import multiprocessing as mp
+import pickle
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from greed_env.bots.base import Bot
+from greed_env.bots.optimal import optimal_bot
+from greed_env.bots.play import batch_moves
+from greed_env.envs.catalog import ActionCatalog
+from greed_env.envs.duel import DuelEnv
+from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE_OBJECTIVES
+from greed_env.envs.solitaire import SolitaireEnv
+from greed_env.evaluation.duel import vector_duel_supported, vector_duel_values
+from greed_env.evaluation.regret import banked_lead, regret_of
+from greed_env.evaluation.resolve import BotSource, bot_label, resolve_bot
+from greed_env.evaluation.result import EvalResult
+from greed_env.evaluation.stats import default_duel_games, mean_ci
+from greed_env.evaluation.yardstick import (
+    first_roll_bust_probability,
+    optimal_value,
+    solver_module,
+    yardstick_rules,
+)
+from greed_env.policy_value import EnumerationLimit, turn_value
+from greed_env.rules import Move, Phase, Rules, State
+
+OBJECTIVES = (*SOLITAIRE_OBJECTIVES, "duel")
+"""What :func:`evaluate` measures: the objectives of ``Solitaire-v0`` and the ``Duel-v0`` game
+(each one of the solver's objectives, :data:`greed_env.solver.OBJECTIVES`)."""
+
+
+
+@dataclass
+class _Job:
+    bot: Bot
+    opponent: Any
+    rules: Rules
+    objective: str
+    seed: int
+    start: int
+    stop: int
+    regret_stop: int
+    batch: int
+    num_players: int
+
+
+@dataclass
+class _Chunk:
+    start: int
+    values: np.ndarray
+    episode_regret: np.ndarray
+    regret: np.ndarray
+    phase: np.ndarray
+    dice: np.ndarray
+    turn_total: np.ndarray
+    lead: np.ndarray
+    final: np.ndarray
+    first_value: np.ndarray
+
+
+_CHUNK_DTYPES = (float, float, float, np.int8, np.int8, np.int64, np.int64, np.int8, float)
+_TABLE_KEYS = ("regret", "phase", "dice", "turn_total", "lead", "final")
+"""Dtypes of the array fields of :class:`_Chunk`, in order."""
+
+
+def _episode_seeds(seed: int, stop: int) -> np.ndarray:
+    """64-bit environment seeds of episodes ``0 .. stop-1`` (episode ``i`` gets entry ``i``
+    whatever the split over workers)."""
+    words = np.random.SeedSequence(seed).generate_state(2 * stop, np.uint32).astype(np.uint64)
+    return (words[0::2] << np.uint64(32)) | words[1::2]
+
+
+_ENV_CACHE: dict[tuple[Any, ...], list[Any]] = {}
+_ENV_CACHE_LIMIT = 4
+
+
+def _make_envs(job: _Job, count: int) -> list[Any]:
+    """``count`` environments for ``job``, reused across calls in one process (building a
+    Gymnasium environment costs more than many of its steps)."""
+    key = (job.rules, job.objective, id(job.opponent), job.num_players)
+    envs = _ENV_CACHE.get(key)
+    if envs is None:
+        if len(_ENV_CACHE) >= _ENV_CACHE_LIMIT:
+            _ENV_CACHE.clear()
+        envs = _ENV_CACHE[key] = []
+    while len(envs) < count:
+        envs.append(_make_env(job))
+    return envs[:count]
+
+
+def _make_env(job: _Job) -> Any:
+    if job.objective == "duel":
+        return DuelEnv(job.rules, opponent=job.opponent, num_players=job.num_players, seat=0)
+    return SolitaireEnv(job.rules, objective=job.objective)
+
+
+def _outcome(job: _Job, env: Any, ret: float) -> float:
+    if job.objective == "turn":
+        return round(ret / env.reward_scale)
+    if job.objective == "race":
+        return -ret
+    return (ret + 1.0) / job.num_players
+
+
+def _act_batch(bot: Bot, rules: Rules, states: list[State], rngs: list[np.random.Generator]) -> list[Move]:
+    if hasattr(bot, "act_obs") and float(getattr(bot, "temperature", 0.0)) == 0.0:
+        return batch_moves(bot, rules, states, rngs[0])  # greedy observation policies
+    return [bot.act(rules, s, g) for s, g in zip(states, rngs, strict=True)]
+
+
+
+def _run_chunk(job: _Job) -> _Chunk:
+    rules = job.rules
+    catalog = ActionCatalog(rules)
+    minimize = job.objective == "race"
+    yard = yardstick_rules(rules, job.objective)
+    oracle = optimal_bot(yard, job.objective) if job.regret_stop > job.start else None
+    act_ids = getattr(job.bot, "act_ids", None)
+    seeds = _episode_seeds(job.seed, job.stop)
+    n = job.stop - job.start
+    values = np.zeros(n)
+    ep_regret = np.full(n, np.nan)
+    first_value = np.full(n, np.nan)
+    dec: dict[str, list[float]] = {key: [] for key in _TABLE_KEYS}
+    slots: list[dict[str, Any]] = []
+    next_ep = job.start
+
+    def start(slot: dict[str, Any]) -> bool:
+        nonlocal next_ep
+        if next_ep >= job.stop:
+            return False
+        i = next_ep
+        next_ep += 1
+        env = slot["env"]
+        if job.objective == "duel":
+            env.fixed_seat = i % job.num_players
+        env_seed = int(seeds[i])
+        obs, info = env.reset(seed=env_seed)
+        slot.update(
+            ep=i,
+            obs=obs,
+            mask=info["action_mask"],
+            rng=np.random.default_rng(env_seed + 1),
+            ret=0.0,
+            regret=0.0,
+            first=True,
+            track=oracle is not None and i < job.regret_stop,
+        )
+        return True
+
+    for env in _make_envs(job, min(job.batch, n)):
+        slot = {"env": env}
+        if start(slot):
+            slots.append(slot)
+    while slots:
+        states = [sl["env"].state for sl in slots]
+        if act_ids is not None:
+            ids = act_ids(np.stack([sl["obs"] for sl in slots]), np.stack([sl["mask"] for sl in slots]))
+            moves: list[Move | None] = [
+                catalog.action_to_move(s, int(a)) if sl["track"] else None
+                for sl, s, a in zip(slots, states, ids, strict=True)
+            ]
+        else:
+            moves = list(_act_batch(job.bot, rules, states, [sl["rng"] for sl in slots]))
+            ids = [catalog.index_of(m, s) for m, s in zip(moves, states, strict=True)]
+        still: list[dict[str, Any]] = []
+        for sl, s, move, a in zip(slots, states, moves, ids, strict=True):
+            if sl["track"] and move is not None and oracle is not None:
+                r, best = regret_of(catalog, oracle.move_values(yard, s), s, move, minimize)
+                sl["regret"] += r
+                if sl["first"]:
+                    first_value[sl["ep"] - job.start] = best
+                dec["regret"].append(r)
+                dec["phase"].append(int(s.phase))
+                dec["dice"].append(len(s.roll) if s.phase == Phase.KEEP else s.dice)
+                dec["turn_total"].append(s.turn_total)
+                dec["lead"].append(banked_lead(s))
+                dec["final"].append(int(s.endgame))
+            sl["first"] = False
+            env = sl["env"]
+            sl["obs"], reward, terminated, truncated, info = env.step(int(a))
+            sl["mask"] = info["action_mask"]
+            sl["ret"] += float(reward)
+            if terminated or truncated:
+                k = sl["ep"] - job.start
+                values[k] = _outcome(job, env, sl["ret"])
+                if sl["track"]:
+                    ep_regret[k] = sl["regret"]
+                if not start(sl):
+                    continue
+            still.append(sl)
+        slots = still
+    return _Chunk(
+        job.start,
+        values,
+        ep_regret,
+        np.asarray(dec["regret"], dtype=np.float64),
+        np.asarray(dec["phase"], dtype=np.int8),
+        np.asarray(dec["dice"], dtype=np.int8),
+        np.asarray(dec["turn_total"], dtype=np.int64),
+        np.asarray(dec["lead"], dtype=np.int64),
+        np.asarray(dec["final"], dtype=np.int8),
+        first_value,
+    )
+
+
+
+_UNITS = {"turn": "points per turn", "race": "turns to target", "duel": "win rate"}
+
+
+def evaluate(
+    bot: BotSource,
+    rules: Rules,
+    objective: str,
+    episodes: int | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    regret_episodes: int | None = None,
+    opponent: BotSource = "optimal",
+    num_players: int = 2,
+    batch: int = 64,
+    progress: Callable[[int], None] | None = None,
+    exact: bool = False,
+    exact_max_positions: int | None = None,
+    vector: bool = True,
+) -> EvalResult:
+    """Play ``episodes`` episodes of ``objective`` with ``bot`` and measure it.
+
+    Args:
+        bot: model path, bot spec, ``optimal`` or a bot object.
+        rules: the rules (a model's card must name the same rules).
+        objective: ``turn``, ``race`` or ``duel``.
+        episodes: turns / races / games; default 20,000 for turn and race and
+            :func:`default_duel_games` (a 95% half-width of 0.5 points) for duel.
+        seed: master seed; episode ``i`` uses ``SeedSequence(seed, spawn_key=(i,))``.
+        workers: processes to spread episodes over (1: in this process).
+        regret_episodes: how many of the first episodes get regret measured (default
+            ``min(episodes, 2000)``).
+        opponent: the duel opponent (default ``optimal``).
+        num_players: duel seats (the bot in one, the opponent in the others).
+        batch: episodes played in lock-step per process (policies act on a whole batch).
+        progress: called with the number of finished episodes after each finished chunk.
+        exact: ``turn`` only: also compute the bot's exact expected turn score by enumerating
+            every roll it can meet (:func:`greed_env.policy_value.turn_value`; the bot must be
+            deterministic; seconds to a minute of CPU).
+        exact_max_positions: with ``exact``, give up the exact value (None in the result)
+            when the bot's turns reach more positions than this (an untrained policy that
+            keeps rolling); None: no limit below the enumeration's own (an error).
+        vector: a two-seat duel of a deterministic observation policy (or the optimal bot)
+            against the optimal duel bot plays its games after the first ``regret_episodes``
+            in the numba engine (:func:`vector_duel_values`: 20-30 times faster with a policy, other
+            dice streams from the same seed); False: every game in Python environments.
+
+    Raises:
+        ValueError: unknown objective, a non-positive episode count, or ``exact`` with an
+            objective other than ``turn``.
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if episodes is None:
+        episodes = default_duel_games() if objective == "duel" else 20_000
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes must be a whole number >= 1, got {episodes!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    if exact and objective != "turn":
+        raise ValueError(f"exact values are computed for the 'turn' objective only, not {objective!r}")
+    regret_n = min(episodes, 2000 if regret_episodes is None else max(0, regret_episodes))
+    t0 = time.perf_counter()
+    the_bot = resolve_bot(bot, rules, objective)
+    check_rules = getattr(the_bot, "check_rules", None)
+    if check_rules is not None:
+        check_rules(rules)
+    opp: Any = None
+    opp_name = ""
+    if objective == "duel":
+        opp = resolve_bot(opponent, rules, "duel")
+        opp_name = bot_label(opponent, opp)
+    optimal = 1.0 / num_players
+    if objective != "duel":
+        try:
+            optimal = optimal_value(yardstick_rules(rules, objective), objective)
+        except solver_module().SolverError:  # no table for these rules (Trippn): no yardstick
+            optimal, regret_n = math.nan, 0
+    python_n = episodes
+    if vector and objective == "duel" and num_players == 2 and vector_duel_supported(the_bot, opp, rules):
+        python_n = regret_n  # the games whose decisions are scored; the rest in numba
+    workers = max(1, min(int(workers), max(python_n, 1)))
+    n_chunks = 1 if workers == 1 else min(python_n, workers * 4)
+    edges = np.linspace(0, python_n, n_chunks + 1).astype(int)
+    jobs = [
+        _Job(the_bot, opp, rules, objective, seed, int(a), int(b), regret_n, batch, num_players)
+        for a, b in itertools.pairwise(edges)
+        if b > a
+    ]
+    chunks: list[_Chunk] = []
+    done = 0
+    if workers == 1:
+        for job in jobs:
+            chunks.append(_run_chunk(job))
+            done += job.stop - job.start
+            if progress:
+                progress(done)
+    else:
+        try:
+            pickle.loads(pickle.dumps(jobs[0]))
+        except Exception as exc:
+            raise ValueError(
+                f"the bot or opponent cannot be sent to worker processes ({exc}); use workers=1"
+            ) from None
+        with mp.get_context("spawn").Pool(workers) as pool:
+            for chunk in pool.imap_unordered(_run_chunk, jobs):
+                chunks.append(chunk)
+                done += len(chunk.values)
+                if progress:
+                    progress(done)
+    chunks.sort(key=lambda c: c.start)
+    if python_n < episodes:
+        vector_values = vector_duel_values(the_bot, opp, rules, episodes - python_n, seed)
+        if progress:
+            progress(episodes)
+    else:
+        vector_values = np.zeros(0)
+    chunks.append(_Chunk(0, *(np.zeros(0, dtype=d) for d in _CHUNK_DTYPES)))  # none in Python
+    values = np.concatenate([c.values for c in chunks] + [vector_values])
+    ep_regret = np.concatenate([c.episode_regret for c in chunks])[:regret_n]
+    table = {
+        key: np.concatenate([getattr(c, key) for c in chunks])
+        for key in _TABLE_KEYS
+    }
+    score = mean_ci(values)
+    regret_est = None
+    if objective == "turn":
+        keep = 1.0 - first_roll_bust_probability(rules)
+        score = score.scaled(keep)
+        if regret_n:
+            regret_est = mean_ci(ep_regret).scaled(-keep, optimal)
+    elif objective == "race" and regret_n:
+        regret_est = mean_ci(ep_regret).scaled(1.0, optimal)
+    elif objective == "duel" and regret_n and num_players == 2 and opponent == "optimal":
+        regret_est = mean_ci(ep_regret).scaled(-1.0, optimal)
+    reg = table["regret"]
+    tol = 1e-9 if objective == "duel" else 1e-6
+    exact_value = None
+    if exact:
+        try:
+            limit = {} if exact_max_positions is None else {"max_positions": exact_max_positions}
+            exact_value = turn_value(the_bot, rules, **limit)
+        except EnumerationLimit:
+            if exact_max_positions is None:
+                raise
+    return EvalResult(
+        bot=bot_label(bot, the_bot),
+        rules=rules,
+        objective=objective,
+        opponent=opp_name,
+        episodes=episodes,
+        seed=seed,
+        score=score,
+        optimal=optimal,
+        regret_estimate=regret_est,
+        decisions=int(reg.size),
+        mean_regret=float(reg.mean()) if reg.size else float("nan"),
+        worst_regret=float(reg.max()) if reg.size else float("nan"),
+        optimal_share=float((reg <= tol).mean()) if reg.size else float("nan"),
+        wall_s=time.perf_counter() - t0,
+        units=_UNITS[objective],
+        decisions_table=table,
+        exact=None if exact_value is None else exact_value.value,
+        exact_p_cap=None if exact_value is None else exact_value.p_cap,
+    )

@@ -1,0 +1,182 @@
+"""The import rules of docs/architecture.md, read from the source (imports inside functions too)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "greed_env"
+
+ALLOWED: dict[str, set[str]] = {
+    "rules": set(),
+    "files": set(),
+    "data": set(),
+    "solver": {"rules", "files"},
+    "envs": {"rules", "bots"},
+    "pettingzoo": {"rules", "envs"},
+    "bots": {"rules", "files", "envs", "solver"},
+    "vector": {"rules", "envs", "solver", "bots"},
+    "policy_value": {"rules", "bots"},
+    "evaluation": {"rules", "files", "envs", "solver", "vector", "bots", "policy_value"},
+    "rllib": {"rules", "files", "envs", "pettingzoo", "bots"},
+    "train": {"rules", "files", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "policy_value"},
+    "commands": {"rules", "files", "envs", "solver", "vector", "bots", "evaluation", "policy_value", "train"},
+    "cli": {"commands"},
+}
+"""Part -> the other parts it may import (the package face ``greed_env`` and ``__init__`` aside)."""
+
+ENVS_MAY_USE_FROM_BOTS = {"greed_env.bots", "greed_env.bots.base", "greed_env.bots.loader"}
+"""The environments take the bot protocol and opponent specs from bots/, nothing else."""
+
+
+@cache
+def modules() -> dict[str, Path]:
+    out = {}
+    for f in PACKAGE.rglob("*.py"):
+        name = ".".join(f.relative_to(ROOT).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = f
+    return out
+
+
+def _targets(module: str, node: ast.AST) -> list[str]:
+    mods = modules()
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            parts = module.split(".")
+            if mods[module].name != "__init__.py":
+                parts = parts[:-1]
+            parts = parts[: len(parts) - (node.level - 1)]
+            base = ".".join([*parts, base] if base else parts)
+        names = [base] + [f"{base}.{a.name}" for a in node.names]
+    elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+        arg = node.args[0] if node.args else None
+        names = [arg.value] if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else []
+    else:
+        return []
+    return [n for n in names if n in mods]
+
+
+@cache
+def edges() -> dict[str, frozenset[str]]:
+    out = {}
+    for m, f in modules().items():
+        found = set()
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            found.update(t for t in _targets(m, node) if t != m and not m.startswith(t + "."))
+        out[m] = frozenset(found)
+    return out
+
+
+def part(module: str) -> str:
+    pieces = module.split(".")
+    return pieces[1] if len(pieces) > 1 else "greed_env"
+
+
+def test_every_part_is_in_the_table() -> None:
+    parts = {part(m) for m in modules()} - {"greed_env"}
+    assert parts <= ALLOWED.keys(), f"parts without import rules: {sorted(parts - ALLOWED.keys())}"
+
+
+def test_parts_import_only_what_the_architecture_allows() -> None:
+    broken = []
+    for m, targets in edges().items():
+        a = part(m)
+        for t in targets:
+            b = part(t)
+            if a != b and b != "greed_env" and a in ALLOWED and b not in ALLOWED[a]:
+                broken.append(f"{m} -> {t}")
+            if a == "envs" and b == "bots" and t not in ENVS_MAY_USE_FROM_BOTS:
+                broken.append(f"{m} -> {t} (envs take only the bot protocol and the loader)")
+    assert not broken, "imports against docs/architecture.md:\n" + "\n".join(sorted(broken))
+
+
+def test_no_import_cycle_between_modules() -> None:
+    faces = {m for m, f in modules().items() if f.name == "__init__.py"}
+    graph = {m: set(ts) - faces for m, ts in edges().items() if m not in faces}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_the_check_sees_imports_inside_functions() -> None:
+    assert "greed_env.solver" in edges()["greed_env.bots.optimal"]  # imported inside functions only
+
+
+def test_rules_import_no_other_part() -> None:
+    outside = sorted(t for m, ts in edges().items() if part(m) == "rules" for t in ts if part(t) not in ("rules",))
+    assert outside == []
+
+
+@pytest.mark.parametrize("name", ["bots", "evaluation"])
+def test_bots_and_evaluation_never_import_training(name: str) -> None:
+    bad = sorted(f"{m} -> {t}" for m, ts in edges().items() if part(m) == name for t in ts if part(t) == "train")
+    assert bad == []
+
+
+def test_playing_an_exported_bot_and_evaluating_loads_no_training_code() -> None:
+    pytest.importorskip("onnxruntime")
+    code = (
+        "import sys, numpy as np\n"
+        "from greed_env.bots import load\n"
+        "from greed_env.bots.play import play_game\n"
+        "from greed_env.evaluation import evaluate\n"
+        "from greed_env.rules import preset\n"
+        "r = preset('ten_thousand')\n"
+        "bot = load('ten_thousand/ppo-turn', r)\n"
+        "play_game(r, [bot, load('threshold-300', r)], np.random.default_rng(0), "
+        "[np.random.default_rng(1), np.random.default_rng(2)])\n"
+        "evaluate('ten_thousand/ppo-turn', r, 'turn', episodes=20, regret_episodes=0)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('greed_env.train', 'torch'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_one_list_of_objectives() -> None:
+    from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE
+    from greed_env.evaluation import OBJECTIVES as EVALUATED
+    from greed_env.solver import OBJECTIVES
+
+    assert set(SOLITAIRE) < set(EVALUATED) <= set(OBJECTIVES)
+    tuples = [
+        f"{m}" for m, f in modules().items()
+        if "OBJECTIVES = (\"" in f.read_text(encoding="utf-8")
+    ]
+    assert sorted(tuples) == ["greed_env.envs.solitaire", "greed_env.solver.table"], tuples
