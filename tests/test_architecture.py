@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "policy_value": {"rules", "bots"},
     "evaluation": {"rules", "files", "envs", "solver", "vector", "bots", "policy_value"},
     "rllib": {"rules", "files", "envs", "pettingzoo", "bots"},
-    "train": {"rules", "files", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "policy_value"},
+    "train": {"rules", "files", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "policy_value", "rllib"},
     "commands": {"rules", "files", "envs", "solver", "vector", "bots", "evaluation", "policy_value", "train"},
     "cli": {"commands"},
 }

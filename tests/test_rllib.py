@@ -24,7 +24,7 @@ from greed_env.rules import apply_roll, legal_moves, new_game, preset  # noqa: E
 
 
 def _script() -> object:
-    from greed_env.rllib import selfplay
+    from greed_env.train import rllib_selfplay as selfplay
 
     return selfplay
 

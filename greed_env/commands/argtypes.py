@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
+
+from greed_env.rules.config import parse_sets
 
 __all__ = [
     "MAX_SEED",
@@ -124,22 +126,3 @@ def _check_parent(p: Path, flag: str, given: str | os.PathLike[str]) -> None:
         raise OutputPathError(f"{flag} {os.fspath(given)!r}: the folder {os.fspath(parent)!r} is not writable")
 
 
-def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
-    """``--set`` items ``["FIELD=VALUE", ...]`` -> ``{FIELD: VALUE}`` (the rules parse the values).
-
-    >>> parse_sets(["target=3000", " entry_threshold = 500"])
-    {'target': '3000', 'entry_threshold': '500'}
-
-    Raises:
-        ValueError: an item without ``=`` or without a field name, or a string in place of a
-            list of items.
-    """
-    if isinstance(items, str):
-        raise ValueError(f"--set takes one FIELD=VALUE per flag, got the string {items!r}")
-    out: dict[str, str] = {}
-    for item in items or ():
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"--set expects FIELD=VALUE, got {item!r}")
-        out[name.strip()] = value.strip()
-    return out

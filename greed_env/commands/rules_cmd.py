@@ -25,7 +25,7 @@ class CommandError(Exception):
 
 
 def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
-    """``["FIELD=VALUE", ...]`` -> ``{FIELD: VALUE}`` (:func:`greed_env.commands.argtypes.parse_sets`)."""
+    """``["FIELD=VALUE", ...]`` -> ``{FIELD: VALUE}`` (:func:`greed_env.rules.config.parse_sets`)."""
     try:
         return argtypes.parse_sets(items)
     except ValueError as exc:

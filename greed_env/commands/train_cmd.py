@@ -1,11 +1,11 @@
 """``greed train solo|duel|selfplay`` (PPO training), ``greed train rllib`` (Ray RLlib self-play,
-:mod:`greed_env.rllib.selfplay`), ``greed train soup`` (average the weights of runs fine-tuned
+:mod:`greed_env.train.rllib_selfplay`), ``greed train soup`` (average the weights of runs fine-tuned
 from one model, :mod:`greed_env.train.soup`), ``greed train recipe NAME`` (the seeds of a
 published recipe, :mod:`greed_env.train.recipes`) and ``greed eval`` (evaluate any bot).
 
 The training options are generated from each script's argument dataclass
 (:mod:`greed_env.train.solo`, :mod:`~greed_env.train.duel`, :mod:`~greed_env.train.selfplay`,
-:mod:`greed_env.rllib.selfplay`); rules overrides are ``--set FIELD=VALUE`` as in every command.
+:mod:`greed_env.train.rllib_selfplay`); rules overrides are ``--set FIELD=VALUE`` as in every command.
 torch is imported only when a command runs. User errors (missing or corrupt model file, rules
 mismatch, unknown bot, existing run directory) exit with status 2 and a message on stderr.
 """
@@ -35,7 +35,7 @@ _TRAIN_SCRIPTS = {
     "solo": ("greed_env.train.solo", "Solitaire-v0: one turn or a race to the target"),
     "duel": ("greed_env.train.duel", "Duel-v0: a whole game against an opponent bot"),
     "selfplay": ("greed_env.train.selfplay", "2-8 players against a pool of past snapshots"),
-    "rllib": ("greed_env.rllib.selfplay", "Ray RLlib self-play, exported to an ONNX bot (the ray extra)"),
+    "rllib": ("greed_env.train.rllib_selfplay", "Ray RLlib self-play, exported to an ONNX bot (the ray extra)"),
 }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "PRESETS",
     "Rules",
     "RulesError",
+    "parse_sets",
     "preset",
     "preset_names",
     "resolve_rules",
@@ -850,3 +852,23 @@ def resolve_rules(rules: Rules | str | None, **overrides: Any) -> Rules:
     if isinstance(rules, Rules):
         return rules.replace(**overrides) if overrides else rules
     raise RulesError(f"rules must be a preset name or a Rules object, got {type(rules).__name__}")
+
+def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
+    """``--set`` items ``["FIELD=VALUE", ...]`` -> ``{FIELD: VALUE}`` (the rules parse the values).
+
+    >>> parse_sets(["target=3000", " entry_threshold = 500"])
+    {'target': '3000', 'entry_threshold': '500'}
+
+    Raises:
+        ValueError: an item without ``=`` or without a field name, or a string in place of a
+            list of items.
+    """
+    if isinstance(items, str):
+        raise ValueError(f"--set takes one FIELD=VALUE per flag, got the string {items!r}")
+    out: dict[str, str] = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--set expects FIELD=VALUE, got {item!r}")
+        out[name.strip()] = value.strip()
+    return out

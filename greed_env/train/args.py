@@ -34,8 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
-from greed_env.commands.argtypes import parse_sets
-from greed_env.rules.config import Rules, RulesError, preset
+from greed_env.rules.config import Rules, RulesError, parse_sets, preset
 
 __all__ = [
     "PPOArgs",
@@ -179,7 +178,7 @@ def run_script(main: Any, cls: type[T], argv: Sequence[str] | None, prog: str) -
 
 def rules_from_args(name: str, sets: Sequence[str] = ()) -> Rules:
     """The preset ``name`` with the ``--set FIELD=VALUE`` overrides (the parser of every
-    ``greed`` command: :func:`greed_env.commands.argtypes.parse_sets`).
+    ``greed`` command: :func:`greed_env.rules.config.parse_sets`).
 
     >>> rules_from_args("ten_thousand", ["target=3000", "entry_threshold=500"]).target
     3000

@@ -188,7 +188,7 @@ def main(args: Args) -> Path:
             name=args.export_name,
             check_positions=args.export_check_positions,
             seed=args.seed,
-            training={"script": "greed_env.rllib.selfplay", "args": dataclasses.asdict(args)},
+            training={"script": "greed_env.train.rllib_selfplay", "args": dataclasses.asdict(args)},
         )
         summary["bot"] = exported.card["id"]
         summary["bot_card"] = exported.card_path.relative_to(run_dir).as_posix()
@@ -207,7 +207,7 @@ def main(args: Args) -> Path:
 
 
 def cli(argv: list[str] | None = None) -> int:
-    """``python -m greed_env.rllib.selfplay ARGS`` (the same as ``greed train rllib ARGS``)."""
+    """``python -m greed_env.train.rllib_selfplay ARGS`` (the same as ``greed train rllib ARGS``)."""
     args = parse_args(Args, argv, prog="greed train rllib")
     run_dir = main(args)
     print(f"run directory: {run_dir}")
