@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "greed_env.commands.train_cmd",
     "greed_env.commands.bots_cmd",
     "greed_env.commands.demo_cmd",
+    "greed_env.commands.benchmark_cmd",
 )
 
 
@@ -47,6 +48,7 @@ EXAMPLES: dict[str, str] = {
     "export": "greed export runs/solo/model.zip --name my-bot --out bots/",
     "tournament": "greed tournament --rules ten_thousand --bots random,threshold-300,optimal-turn --games 2000",
     "demo": "greed demo --steps 20000",
+    "benchmark": "greed benchmark ten_thousand/turn ten_thousand/ffa4 --bot ten_thousand/ppo-turn",
 }
 """One example command line per sub-command (``train`` scripts included), shown in its help;
 a test parses each one."""
