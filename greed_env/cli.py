@@ -18,9 +18,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from greed_env import __version__
-from greed_env.commands import bots_cmd, demo_cmd, play_cmd, rules_cmd, solve_cmd, train_cmd
+from greed_env.commands import benchmark_cmd, bots_cmd, demo_cmd, play_cmd, rules_cmd, solve_cmd, train_cmd
 
-COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, bots_cmd, demo_cmd)
+COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, bots_cmd, demo_cmd, benchmark_cmd)
 """Each command module adds its sub-commands with ``register(subparsers)``."""
 
 
@@ -45,6 +45,7 @@ EXAMPLES: dict[str, str] = {
     "export": "greed export runs/solo/model.zip --name my-bot --out bots/",
     "tournament": "greed tournament --rules ten_thousand --bots random,threshold-300,optimal-turn --games 2000",
     "demo": "greed demo --steps 20000",
+    "benchmark": "greed benchmark ten_thousand/turn ten_thousand/ffa4 --bot ten_thousand/ppo-turn",
 }
 """One example command line per sub-command (``train`` scripts included), shown in its help;
 a test parses each one."""

@@ -26,7 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "evaluation": {"rules", "files", "envs", "solver", "vector", "bots", "policy_value"},
     "rllib": {"rules", "files", "envs", "pettingzoo", "bots"},
     "train": {"rules", "files", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "policy_value", "rllib"},
-    "commands": {"rules", "files", "envs", "solver", "vector", "bots", "evaluation", "policy_value", "train"},
+    "benchmark": {"rules", "files", "bots", "evaluation"},
+    "commands": {"rules", "files", "envs", "solver", "vector", "bots", "evaluation", "policy_value", "train", "benchmark"},
     "cli": {"commands"},
 }
 """Part -> the other parts it may import (the package face ``greed_env`` and ``__init__`` aside)."""

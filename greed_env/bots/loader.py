@@ -12,6 +12,9 @@ spec                                bot
 ``optimal``                         ``optimal-duel``
 ``optimal-OBJ``, ``optimal:OBJ``    the solver's bot for ``OBJ`` (turn, entry, race, duel)
                                     under ``rules`` (:class:`~greed_env.bots.optimal.SolverBot`)
+``leader-duel``                     the optimal duel policy against the leading opponent, for
+                                    three or more players (:class:`~greed_env.bots.leader.
+                                    LeaderDuelBot`; optimal-duel itself with two)
 ``PRESET/NAME``                     ``NAME`` for that preset: a heuristic as above, the solver
                                     bot for the preset's rules, or the exported bot whose card
                                     is ``PRESET/NAME.json`` in a bot folder
@@ -44,7 +47,8 @@ from greed_env.bots.cards import (
 from greed_env.bots.errors import BotLoadError, CorruptBotError, RulesMismatchError, UnknownBotError
 from greed_env.bots.numpy_backend import PolicyBot, load_policy
 from greed_env.bots.onnx_backend import OnnxBot
-from greed_env.bots.optimal import solver_bot
+from greed_env.bots.leader import LeaderDuelBot
+from greed_env.bots.optimal import optimal_bot, solver_bot
 from greed_env.bots.registry import find_card, list_bots
 from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.rules import Rules, preset, preset_names
@@ -82,13 +86,15 @@ def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot
     target = _bot_rules(parsed, rules)
     if parsed.kind == "optimal":
         return solver_bot(target, parsed.objective, parsed.text)
+    if parsed.kind == "leader":
+        return LeaderDuelBot(target, optimal_bot(target, "duel"))
     bot_id = f"{target.name}/{parsed.name}"
     card = find_card(bot_id)
     if card is None:
         known = [b.id for b in list_bots(target.name)] if target.name in preset_names() else []
         raise UnknownBotError(
             f"unknown bot {parsed.text!r}; known for {target.name}: {', '.join(known) or 'none'}; "
-            "built-in kinds: random, threshold[-N], optimal[-OBJECTIVE], files (.json, .onnx, .zip, .npz)"
+            "built-in kinds: random, threshold[-N], optimal[-OBJECTIVE], leader-duel, files (.json, .onnx, .zip, .npz)"
         )
     return OnnxBot.from_card(card, rules=rules, **options)
 

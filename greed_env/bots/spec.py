@@ -8,6 +8,7 @@ opponents, evaluation and tournaments)::
     name      := "random"
                | "threshold" [(":" | "-") N ["-" keep]]     keep: max-score | keep-most | keep-fewest
                | "optimal" [(":" | "-") objective]          objective: the solver's objectives
+               | "leader-duel"                               optimal duel vs the leading opponent
                | exported-bot-name                           a card in a bot folder
     file      := path ending in .json (bot card), .onnx (beside its card), .zip (SB3 model),
                  .npz (policy snapshot)
@@ -49,8 +50,8 @@ class BotSpec:
     """A parsed bot spec.
 
     Attributes:
-        kind: ``random``, ``threshold``, ``optimal``, ``exported`` (a card in a bot folder) or
-            ``file``.
+        kind: ``random``, ``threshold``, ``optimal``, ``leader`` (``leader-duel``), ``exported``
+            (a card in a bot folder) or ``file``.
         text: the spec without surrounding spaces and without the ``bot:`` prefix; the name
             the bot plays under.
         preset: the rules preset of a ``preset/name`` id, or ``""``.
@@ -111,6 +112,8 @@ def parse_spec(spec: str) -> BotSpec:
         elif not objective:
             raise UnknownBotError(f"bot {text!r}: name an objective, e.g. optimal-turn")
         return BotSpec("optimal", _shown(preset, f"optimal-{objective}"), preset, f"optimal-{objective}", objective=objective)
+    if key == "leader-duel":
+        return BotSpec("leader", _shown(preset, key), preset, key, objective="duel")
     return BotSpec("exported", text, preset, name)
 
 

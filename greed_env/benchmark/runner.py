@@ -1,0 +1,336 @@
+"""Run a bot through benchmark tasks: one :class:`TaskResult` per task, a JSON file, a scorecard.
+
+Every number is a function of the task's protocol and the bot alone: game ``i`` of a task draws
+its dice and the bots' generators from ``SeedSequence(task.seed, spawn_key=(i,))``, so a result
+does not depend on the number of worker processes and a rerun reproduces it exactly. A result
+records the package version, the rules fingerprint, the seeds and the number of games, and
+:func:`check_result` tells whether a new run lands inside a recorded row's interval.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from greed_env import __version__
+from greed_env.benchmark.tasks import Task
+from greed_env.bots import load
+from greed_env.bots.play import play_game
+from greed_env.bots.tournament import run_tournament
+from greed_env.evaluation import evaluate, mean_ci
+from greed_env.files import atomic_write_text
+from greed_env.rules import Rules, preset
+
+__all__ = [
+    "BenchmarkResult",
+    "TaskResult",
+    "check_result",
+    "load_field_bot",
+    "read_result",
+    "run_benchmark",
+    "run_task",
+    "scorecard",
+]
+
+Progress = Callable[[int, int], None]
+"""Called with ``(games done, games in the task)``."""
+
+_CHUNK = 50
+
+
+@dataclass
+class TaskResult:
+    """What one task measured for one bot.
+
+    Attributes:
+        task: the task id.
+        protocol: the task's fixed protocol (:meth:`Task.protocol`).
+        value: the headline metric; ``ci95``: its 95% half-width (0 for exact values).
+        extra: further measurements (regret per decision, Elo error, turn mean, ...).
+        wall_s: seconds the task took.
+    """
+
+    task: str
+    protocol: dict[str, Any]
+    value: float
+    ci95: float
+    extra: dict[str, Any] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+    def contains(self, value: float, slack: float = 0.0) -> bool:
+        return abs(value - self.value) <= self.ci95 + slack
+
+
+@dataclass
+class BenchmarkResult:
+    """A bot's results on a list of tasks, with what is needed to reproduce them."""
+
+    bot: str
+    results: list[TaskResult]
+    greed_env_version: str = __version__
+    python: str = field(default_factory=platform.python_version)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "greed_env-benchmark/1",
+            "bot": self.bot,
+            "greed_env_version": self.greed_env_version,
+            "python": self.python,
+            "results": [asdict(r) for r in self.results],
+        }
+
+    def write(self, path: str | Path) -> Path:
+        """Write the result as JSON (atomically: a crash leaves no half-written file)."""
+        return atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
+
+
+def read_result(path: str | Path) -> BenchmarkResult:
+    """Read a result written by :meth:`BenchmarkResult.write`.
+
+    Raises:
+        ValueError: not a benchmark result file (the message names the file and the problem).
+    """
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+        if doc.get("format") != "greed_env-benchmark/1":
+            raise ValueError(f"format is {doc.get('format')!r}, not 'greed_env-benchmark/1'")
+        results = [TaskResult(**r) for r in doc["results"]]
+        return BenchmarkResult(doc["bot"], results, doc["greed_env_version"], doc.get("python", ""))
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"{p}: not a readable benchmark result ({exc})") from None
+
+
+# ------------------------------------------------------------------------------------------
+# bots
+
+
+def load_field_bot(spec: str, rules: Rules) -> Any:
+    """A bot of a task (the one measured or one of its field): :func:`greed_env.bots.load`."""
+    return load(spec, rules)
+
+
+def _game_rngs(seed: int, i: int, n: int) -> tuple[np.random.Generator, list[np.random.Generator]]:
+    children = np.random.SeedSequence(seed, spawn_key=(i,)).spawn(n + 1)
+    return np.random.default_rng(children[0]), [np.random.default_rng(c) for c in children[1:]]
+
+
+# ------------------------------------------------------------------------------------------
+# field games (three or more players, or any fixed field)
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_field(rules_dict: dict[str, Any], bot_spec: str, field_specs: Sequence[str]) -> None:
+    rules = Rules.from_dict(rules_dict)
+    _WORKER["rules"] = rules
+    _WORKER["bot"] = load_field_bot(bot_spec, rules)
+    cache: dict[str, Any] = {}
+    _WORKER["field"] = [cache.setdefault(s, load_field_bot(s, rules)) for s in field_specs]
+
+
+def _field_chunk(args: tuple[int, int, int]) -> tuple[int, np.ndarray]:
+    start, stop, seed = args
+    rules, bot, others = _WORKER["rules"], _WORKER["bot"], _WORKER["field"]
+    n = len(others) + 1
+    shares = np.empty(stop - start)
+    for k, i in enumerate(range(start, stop)):
+        seat = i % n
+        bots = [*others[:seat], bot, *others[seat:]]
+        dice_rng, bot_rngs = _game_rngs(seed, i, n)
+        shares[k] = play_game(rules, bots, dice_rng, bot_rngs, first_player=0)[seat]
+    return start, shares
+
+
+def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+    chunks = [(a, min(a + _CHUNK, task.games), task.seed) for a in range(0, task.games, _CHUNK)]
+    init = (rules.to_dict(), bot, list(task.field))
+    parts: dict[int, np.ndarray] = {}
+    done = 0
+    if workers <= 1:
+        _init_field(*init)
+        for c in chunks:
+            start, shares = _field_chunk(c)
+            parts[start] = shares
+            done += shares.size
+            if progress:
+                progress(done, task.games)
+    else:
+        with mp.get_context("spawn").Pool(min(workers, len(chunks)), _init_field, init) as pool:
+            for start, shares in pool.imap_unordered(_field_chunk, chunks):
+                parts[start] = shares
+                done += shares.size
+                if progress:
+                    progress(done, task.games)
+    shares = np.concatenate([parts[k] for k in sorted(parts)])
+    est = mean_ci(shares)
+    return TaskResult(
+        task.id, task.protocol(), est.mean, est.half_width,
+        {
+            "fair_share": 1.0 / task.seats,
+            "wins": int((shares == 1.0).sum()),
+            "shared": int(((shares > 0) & (shares < 1)).sum()),
+        },
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# turn, duel and Elo tasks (through greed_env.evaluation and the tournament)
+
+
+def _is_random(spec: str) -> bool:
+    return spec.strip().removeprefix("bot:").rsplit("/", 1)[-1] == "random"
+
+
+def _run_turn(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+    exact = not _is_random(bot)
+    r = evaluate(
+        bot, rules, "turn", episodes=task.games, seed=task.seed, workers=workers, exact=exact,
+        exact_max_positions=3_000_000, progress=(lambda d: progress(d, task.games)) if progress else None,
+    )
+    extra = {
+        "optimal": r.optimal,
+        "sampled_mean": r.score.mean,
+        "sampled_ci95": r.score.half_width,
+        "sampled_share": r.ratio,
+        "mean_regret_per_decision": r.mean_regret,
+        "optimal_decision_share": r.optimal_share,
+    }
+    if r.exact_ratio is not None:
+        extra["exact_value"] = r.exact
+        return TaskResult(task.id, task.protocol(), r.exact_ratio, 0.0, extra)
+    extra["note"] = "not deterministic or too many positions: sampled share"
+    return TaskResult(task.id, task.protocol(), r.ratio, r.score.half_width / r.optimal, extra)
+
+
+def _run_duel(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+    r = evaluate(
+        bot, rules, "duel", episodes=task.games, seed=task.seed, workers=workers,
+        opponent="optimal", progress=(lambda d: progress(d, task.games)) if progress else None,
+    )
+    extra: dict[str, Any] = {"mean_regret_per_decision": r.mean_regret}
+    if r.regret_estimate is not None:
+        extra["regret_estimate"] = r.regret_estimate.mean
+        extra["regret_estimate_ci95"] = r.regret_estimate.half_width
+    return TaskResult(task.id, task.protocol(), r.score.mean, r.score.half_width, extra)
+
+
+def _run_elo(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+    refs = list(task.field)
+    bots = refs if bot in refs else [bot, *refs]
+    t = run_tournament(rules, bots, task.games, seed=task.seed, workers=workers, anchor="random")
+    row = next(s for s in t.standings if s.bot == bot)
+    return TaskResult(
+        task.id, task.protocol(), row.elo, 1.96 * row.elo_se,
+        {"score_rate": row.rate, "games": row.games, "standings": {s.bot: round(s.elo, 1) for s in t.standings}},
+    )
+
+
+_RUNNERS = {"turn": _run_turn, "duel": _run_duel, "field": _run_field, "elo": _run_elo}
+
+
+def run_task(task: Task, bot: str, *, workers: int = 1, progress: Progress | None = None) -> TaskResult:
+    """Run ``bot`` (any bot spec) through ``task`` under its fixed protocol.
+
+    Raises:
+        ValueError / LookupError: the bot does not load or does not play the task's rules (the
+            message names the bot); nothing is written.
+    """
+    rules = preset(task.rules)
+    t0 = time.perf_counter()
+    result = _RUNNERS[task.kind](task, rules, bot, workers, progress)
+    result.wall_s = round(time.perf_counter() - t0, 2)
+    return result
+
+
+def run_benchmark(
+    tasks: Sequence[Task],
+    bot: str,
+    *,
+    workers: int = 1,
+    progress: Callable[[Task], Progress | None] | None = None,
+    on_result: Callable[[TaskResult], None] | None = None,
+) -> BenchmarkResult:
+    """Run ``bot`` through every task (in order) and collect the results."""
+    results = []
+    for task in tasks:
+        r = run_task(task, bot, workers=workers, progress=progress(task) if progress else None)
+        results.append(r)
+        if on_result is not None:
+            on_result(r)
+    return BenchmarkResult(bot, results)
+
+
+# ------------------------------------------------------------------------------------------
+# reading results
+
+
+def _fmt(task_kind: str, value: float, ci: float) -> str:
+    if task_kind == "elo":
+        return f"{value:.0f} ± {ci:.0f}"
+    if task_kind == "turn" and ci == 0.0:
+        return f"{100 * value:.2f}%"
+    return f"{100 * value:.2f} ± {100 * ci:.2f}%"
+
+
+def format_value(r: TaskResult) -> str:
+    """The headline of a result as the scorecard prints it."""
+    return _fmt(str(r.protocol["kind"]), r.value, r.ci95)
+
+
+def scorecard(result: BenchmarkResult) -> str:
+    """A Markdown scorecard of one bot's results."""
+    lines = [
+        f"# Benchmark scorecard: `{result.bot}`",
+        "",
+        f"greed_env {result.greed_env_version}, Python {result.python}.",
+        "",
+        "| task | metric | result | games | seed | rules fingerprint | beside it |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in result.results:
+        p = r.protocol
+        side = ""
+        if "regret_estimate" in r.extra:
+            side = f"regret estimate {100 * r.extra['regret_estimate']:.2f} ± {100 * r.extra['regret_estimate_ci95']:.2f}%"
+        elif "mean_regret_per_decision" in r.extra and p["kind"] == "turn":
+            side = f"regret {r.extra['mean_regret_per_decision']:.2f} pts/decision"
+        elif "fair_share" in r.extra:
+            side = f"fair share {100 * r.extra['fair_share']:.1f}%"
+        lines.append(
+            f"| `{r.task}` | {p['metric']} | {format_value(r)} | {p['games']:,} | {p['seed']} | "
+            f"`{p['rules_fingerprint']}` | {side} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def check_result(recorded: TaskResult, new: TaskResult) -> bool:
+    """Whether ``new`` reproduces ``recorded``: the same protocol and a value inside the recorded
+    interval widened by the new one's (two independent estimates of one quantity)."""
+    if recorded.protocol != new.protocol:
+        return False
+    return abs(recorded.value - new.value) <= math.hypot(recorded.ci95, new.ci95) + 1e-12
+
+
+def _stderr_progress(label: str) -> Progress:
+    """A plain progress line on stderr (used when tqdm is missing)."""
+    state = {"last": -1.0}
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - state["last"] >= 1.0:
+            state["last"] = now
+            end = "\n" if done >= total else "\r"
+            print(f"{label}: {done:,}/{total:,}", end=end, file=sys.stderr, flush=True)
+
+    return report

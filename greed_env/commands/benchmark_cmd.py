@@ -1,0 +1,254 @@
+"""``greed benchmark``: the named benchmark tasks, a bot's scorecard and the leaderboard.
+
+* ``greed benchmark --list``: every task with its version, rules, seats, field, games, metric.
+* ``greed benchmark TASK... --bot SPEC [--out DIR]``: run one bot (any spec ``greed play``
+  accepts) through the tasks (ids, ``ten_thousand/*``, ``*/duel``, ``all``); prints a Markdown
+  scorecard and, with ``--out``, writes ``result.json`` and ``scorecard.md``.
+* ``greed benchmark --check RESULT.json --bot SPEC``: rerun the recorded tasks and say, per task,
+  whether the new value lands inside the recorded interval.
+* ``greed benchmark TASK... --leaderboard FILE --bots A,B,C --results DIR``: run every bot
+  through the tasks (reusing results already in DIR under the same protocol) and write the
+  leaderboard tables into FILE between its leaderboard markers (or a new file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any
+
+from greed_env.commands.argtypes import (
+    OutputPathError,
+    check_output_dir,
+    check_output_file,
+    positive_int,
+)
+
+__all__ = ["register"]
+
+START = "<!-- leaderboard:start -->"
+END = "<!-- leaderboard:end -->"
+
+
+def _fail(message: str) -> int:
+    print(f"greed benchmark: {message}", file=sys.stderr)
+    return 2
+
+
+def _progress(enabled: bool) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        from greed_env.benchmark.runner import _stderr_progress
+
+        return lambda task: _stderr_progress(task.id)
+
+    def make(task: Any) -> Any:
+        bar = tqdm(total=task.games, desc=task.id, unit="game", file=sys.stderr, dynamic_ncols=True, leave=False)
+
+        def report(done: int, total: int) -> None:
+            bar.update(done - bar.n)
+            if done >= total:
+                bar.close()
+
+        return report
+
+    return make
+
+
+def _list(as_json: bool) -> int:
+    from greed_env.benchmark import TASKS
+
+    if as_json:
+        print(json.dumps([t.protocol() | {"description": t.description} for t in TASKS.values()], indent=2))
+        return 0
+    print(f"{'task':28} {'kind':5} {'seats':>5} {'games':>7}  field / opponent")
+    for t in TASKS.values():
+        field = ", ".join(sorted(set(t.field))) if t.field else "-"
+        if len(t.field) > 1 and len(set(t.field)) == 1:
+            field = f"{len(t.field)} x {t.field[0]}"
+        print(f"{t.id:28} {t.kind:5} {t.seats:>5} {t.games:>7,}  {field}")
+        print(f"{'':28} {t.metric}")
+    return 0
+
+
+def _safe(bot: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", bot.removeprefix("bot:")).strip("_") or "bot"
+
+
+def _run(args: argparse.Namespace) -> int:
+    from greed_env.benchmark import UnknownTaskError, match_tasks, run_benchmark, scorecard
+
+    if not args.bot:
+        return _fail("give the bot to run with --bot SPEC (or --list, --leaderboard)")
+    try:
+        tasks = match_tasks(args.tasks or ["all"])
+        out = check_output_dir(args.out, "--out") if args.out else None
+    except (UnknownTaskError, OutputPathError) as exc:
+        return _fail(str(exc))
+    try:
+        result = run_benchmark(
+            tasks, args.bot, workers=args.workers, progress=_progress(not args.no_progress),
+            on_result=lambda r: print(f"{r.task}: {_value(r)}", file=sys.stderr),
+        )
+    except (ValueError, LookupError, OSError) as exc:
+        return _fail(str(exc))
+    card = scorecard(result)
+    print(card)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        from greed_env.files import atomic_write_text
+
+        result.write(out / "result.json")
+        atomic_write_text(out / "scorecard.md", card)
+        print(f"wrote {out / 'result.json'}, {out / 'scorecard.md'}")
+    return 0
+
+
+def _value(r: Any) -> str:
+    from greed_env.benchmark.runner import format_value
+
+    return format_value(r)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from greed_env.benchmark import check_result, get_task, read_result, run_task
+
+    try:
+        recorded = read_result(args.check)
+    except ValueError as exc:
+        return _fail(str(exc))
+    bot = args.bot or recorded.bot
+    progress = _progress(not args.no_progress)
+    ok = True
+    for old in recorded.results:
+        try:
+            task = get_task(old.task)
+            new = run_task(task, bot, workers=args.workers, progress=progress(task) if progress else None)
+        except (ValueError, LookupError) as exc:
+            return _fail(str(exc))
+        same = check_result(old, new)
+        ok &= same
+        print(f"{old.task}: recorded {_value(old)}, now {_value(new)}: {'reproduced' if same else 'NOT reproduced'}")
+    return 0 if ok else 1
+
+
+def leaderboard_markdown(results: list[Any]) -> str:
+    """The leaderboard tables (one per task, best first) from several bots' results."""
+    from greed_env.benchmark import TASKS
+
+    by_task: dict[str, list[tuple[str, Any]]] = {}
+    for res in results:
+        for r in res.results:
+            by_task.setdefault(r.task, []).append((res.bot, r))
+    lines: list[str] = []
+    for task_id in [t for t in TASKS if t in by_task]:
+        task = TASKS[task_id]
+        rows = sorted(by_task[task_id], key=lambda br: -br[1].value)
+        lines += [f"### `{task_id}`", "", f"{task.description}. Metric: {task.metric}; "
+                  f"{task.games:,} {'turns' if task.kind == 'turn' else 'games'}"
+                  f"{' per pair' if task.kind == 'elo' else ''}, seed {task.seed}.", "",
+                  "| bot | result | beside it |", "|---|---|---|"]
+        for bot, r in rows:
+            side = ""
+            if "regret_estimate" in r.extra:
+                side = f"regret estimate {100 * r.extra['regret_estimate']:.2f} ± {100 * r.extra['regret_estimate_ci95']:.2f}%"
+            elif task.kind == "turn":
+                side = f"{r.extra.get('mean_regret_per_decision', float('nan')):.2f} pts regret/decision"
+                if "note" in r.extra:
+                    side += " (sampled)"
+            elif task.kind == "field":
+                side = f"fair share {100 / task.seats:.1f}%"
+            lines.append(f"| `{bot}` | {_value(r)} | {side} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from greed_env.benchmark import (
+        BenchmarkResult,
+        UnknownTaskError,
+        match_tasks,
+        read_result,
+        run_task,
+    )
+
+    bots = [b.strip() for b in (args.bots or "").split(",") if b.strip()]
+    if not bots:
+        return _fail("--leaderboard needs the bots to rank: --bots A,B,C")
+    try:
+        tasks = match_tasks(args.tasks or ["all"])
+        doc = check_output_file(args.leaderboard, "--leaderboard", (".md",))
+        folder = check_output_dir(args.results, "--results")
+    except (UnknownTaskError, OutputPathError) as exc:
+        return _fail(str(exc))
+    folder.mkdir(parents=True, exist_ok=True)
+    collected = []
+    progress = _progress(not args.no_progress)
+    for bot in bots:
+        path = folder / f"{_safe(bot)}.json"
+        have = read_result(path) if path.exists() else BenchmarkResult(bot, [])
+        known = {r.task: r for r in have.results}
+        for task in tasks:
+            old = known.get(task.id)
+            if old is not None and old.protocol == task.protocol():
+                continue
+            try:
+                r = run_task(task, bot, workers=args.workers, progress=progress(task) if progress else None)
+            except (ValueError, LookupError) as exc:
+                print(f"greed benchmark: {bot} on {task.id}: skipped ({exc})", file=sys.stderr)
+                continue
+            print(f"{bot} {task.id}: {_value(r)}", file=sys.stderr)
+            known[task.id] = r
+            BenchmarkResult(bot, list(known.values())).write(path)
+        collected.append(BenchmarkResult(bot, list(known.values())))
+    from greed_env.files import atomic_write_text
+
+    table = leaderboard_markdown(collected)
+    text = doc.read_text(encoding="utf-8") if doc.exists() else f"# Leaderboard\n\n{START}\n{END}\n"
+    if START not in text or END not in text:
+        return _fail(f"{doc} has no leaderboard markers ({START} ... {END})")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    atomic_write_text(doc, f"{head}{START}\n{table}\n{END}{tail}")
+    print(f"wrote the leaderboard of {len(bots)} bots on {len(tasks)} tasks to {doc}")
+    return 0
+
+
+def _main(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list(args.json)
+    if args.check:
+        return _check(args)
+    if args.leaderboard:
+        return _leaderboard(args)
+    return _run(args)
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``benchmark`` sub-command."""
+    p = subparsers.add_parser(
+        "benchmark",
+        help="run a bot through the named benchmark tasks; list tasks; build the leaderboard",
+        description="Named, versioned benchmark tasks with a fixed protocol (rules, seats, field, "
+        "seeds, games, metric). Run any bot spec through them for a JSON result and a Markdown "
+        "scorecard; --list prints the tasks; --check reruns a recorded result; --leaderboard ranks "
+        "several bots into a Markdown file. TASK is an id (ten_thousand/ffa4-v1; without -vN the "
+        "newest), a pattern (ten_thousand/*, */duel) or all (the default).",
+    )
+    p.add_argument("tasks", nargs="*", metavar="TASK", help="task ids or patterns (default all)")
+    p.add_argument("--bot", default=None, metavar="SPEC", help="the bot to run (registry id, file, threshold:N, ...)")
+    p.add_argument("--list", action="store_true", help="print the tasks and exit")
+    p.add_argument("--json", action="store_true", help="with --list: machine-readable")
+    p.add_argument("--out", default=None, metavar="DIR", help="write result.json and scorecard.md here")
+    p.add_argument("--check", default=None, metavar="RESULT", help="rerun a recorded result.json and compare")
+    p.add_argument("--leaderboard", default=None, metavar="FILE", help="write the leaderboard of --bots into FILE (.md)")
+    p.add_argument("--bots", default=None, metavar="A,B,C", help="with --leaderboard: the bots to rank")
+    p.add_argument("--results", default="benchmark-results", metavar="DIR", help="with --leaderboard: per-bot result files (reused)")
+    p.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=_main)

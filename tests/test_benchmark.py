@@ -1,0 +1,180 @@
+"""The benchmark tasks, their runner, the leader-duel reference bot and `greed benchmark`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from greed_env.benchmark import (
+    TASKS,
+    BenchmarkResult,
+    Task,
+    TaskResult,
+    UnknownTaskError,
+    check_result,
+    get_task,
+    match_tasks,
+    read_result,
+    run_task,
+    scorecard,
+)
+from greed_env.benchmark import tasks as tasks_module
+from greed_env.bots.leader import LeaderDuelBot, duel_view
+from greed_env.bots import BotLoadError, load
+from greed_env.cli import main
+from greed_env.rules import (
+    apply,
+    apply_roll,
+    is_chance,
+    is_over,
+    legal_moves,
+    new_game,
+    preset,
+    sample_roll,
+)
+
+TINY = Task(
+    "ten_thousand/tiny", 1, "field", "ten_thousand", 3, ("threshold-300", "threshold-500"), 7, 6,
+    "share of the pot", "a tiny field task for tests",
+)
+
+
+@pytest.fixture
+def tiny(monkeypatch: pytest.MonkeyPatch) -> Task:
+    monkeypatch.setitem(tasks_module.TASKS, TINY.id, TINY)
+    return TINY
+
+
+def test_task_ids_are_versioned_and_unique() -> None:
+    assert len({t.id for t in TASKS.values()}) == len(TASKS)
+    for task_id, t in TASKS.items():
+        assert task_id == t.id and t.id.endswith(f"-v{t.version}")
+        assert t.kind in ("turn", "duel", "field", "elo")
+        assert t.rules_fingerprint == preset(t.rules).fingerprint
+        if t.kind == "field":
+            assert len(t.field) == t.seats - 1
+
+
+def test_the_issue_s_tasks_exist() -> None:
+    names = {t.name for t in TASKS.values()}
+    for r in ("ten_thousand", "farkle"):
+        for n in (3, 4, 8):
+            assert f"{r}/ffa{n}" in names
+        assert f"{r}/elo" in names
+    assert "progressive/pot4" in names
+    assert {f"{r}/duel" for r in ("ten_thousand", "greed", "farkle", "farkle5", "progressive")} <= names
+
+
+def test_get_task_without_version_is_the_newest_and_errors_name_the_task() -> None:
+    assert get_task("ten_thousand/turn") is get_task("ten_thousand/turn-v1")
+    with pytest.raises(UnknownTaskError, match="'ten_thousand/turn-v9'"):
+        get_task("ten_thousand/turn-v9")
+    assert {t.id for t in match_tasks(["*/duel"])} == {t.id for t in TASKS.values() if t.kind == "duel"}
+    assert len(match_tasks(["ten_thousand/turn", "ten_thousand/turn-v1"])) == 1
+    with pytest.raises(UnknownTaskError, match="matches"):
+        match_tasks(["nothing/*"])
+
+
+def test_field_task_is_deterministic_and_independent_of_workers(tiny: Task) -> None:
+    one = run_task(tiny, "threshold-400")
+    again = run_task(tiny, "threshold-400")
+    two = run_task(tiny, "threshold-400", workers=2)
+    assert one.value == again.value == two.value
+    assert 0.0 <= one.value <= 1.0 and one.protocol == tiny.protocol()
+
+
+def test_result_round_trip_check_and_scorecard(tiny: Task, tmp_path: Path) -> None:
+    r = run_task(tiny, "threshold-400")
+    res = BenchmarkResult("threshold-400", [r])
+    path = res.write(tmp_path / "r.json")
+    back = read_result(path)
+    assert back.results[0] == r and back.bot == "threshold-400"
+    assert check_result(r, r)
+    moved = dataclasses.replace(r, value=r.value + 3 * r.ci95 + 0.01)
+    assert not check_result(r, moved)
+    other = dataclasses.replace(r, protocol={**r.protocol, "games": 7})
+    assert not check_result(r, other)
+    assert "`ten_thousand/tiny-v1`" in scorecard(res)
+
+
+def test_corrupt_result_file_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match=r"bad\.json: not a readable benchmark result"):
+        read_result(bad)
+    bad.write_text(json.dumps({"format": "other"}))
+    with pytest.raises(ValueError, match="format"):
+        read_result(bad)
+
+
+def _random_game_states(name: str, n: int, seed: int, limit: int = 400) -> list:  # type: ignore[type-arg]
+    rules = preset(name)
+    rng = np.random.default_rng(seed)
+    bots = [load("threshold-300", rules), load("random", rules)] * n
+    s = new_game(rules, n, first_player=0)
+    out = []
+    while not is_over(s) and len(out) < limit:
+        if is_chance(s):
+            s = apply_roll(rules, s, sample_roll(rules, s, rng))
+            continue
+        out.append(s)
+        s = apply(rules, s, bots[s.player].act(rules, s, rng))
+    return out
+
+
+@pytest.mark.parametrize(("name", "n", "seed"), [("ten_thousand", 3, 1), ("farkle", 4, 2), ("ten_thousand", 8, 3)])
+def test_duel_view_has_the_same_legal_moves(name: str, n: int, seed: int) -> None:
+    rules = preset(name)
+    states = _random_game_states(name, n, seed, limit=3000)
+    if rules.final_round:
+        assert any(s.endgame for s in states), "the sample should reach a final round"
+    for s in states:
+        v = duel_view(s)
+        assert v.num_players == 2 and v.player == 0
+        assert v.scores[0] == s.scores[s.player]
+        assert v.scores[1] == max(x for q, x in enumerate(s.scores) if q != s.player)
+        assert legal_moves(rules, v) == legal_moves(rules, s)
+
+
+def test_leader_duel_plays_legal_moves_and_is_the_duel_bot_for_two() -> None:
+    rules = preset("ten_thousand")
+    bot = LeaderDuelBot(rules)
+    rng = np.random.default_rng(0)
+    for s in _random_game_states("ten_thousand", 4, 5, limit=300):
+        assert bot.act(rules, s, rng) in legal_moves(rules, s)
+    duel = bot._duel
+    for s in _random_game_states("ten_thousand", 2, 6, limit=200):
+        assert bot.act(rules, s, rng) == duel.act(rules, s, rng)
+    with pytest.raises(BotLoadError, match="carry-over"):
+        LeaderDuelBot(preset("progressive"))
+
+
+def test_cli_list_run_and_check(tiny: Task, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["benchmark", "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert "ten_thousand/ffa4-v1" in listing and "progressive/pot4-v1" in listing
+    out = tmp_path / "out"
+    assert main(["benchmark", tiny.id, "--bot", "threshold:400", "--out", str(out), "--no-progress"]) == 0
+    assert "ten_thousand/tiny-v1" in capsys.readouterr().out
+    assert main(["benchmark", "--check", str(out / "result.json"), "--no-progress"]) == 0
+    assert "reproduced" in capsys.readouterr().out
+    assert main(["benchmark", "nope/x", "--bot", "random"]) == 2
+    assert "unknown benchmark task 'nope/x'" in capsys.readouterr().err
+
+
+def test_cli_leaderboard_writes_between_markers(tiny: Task, tmp_path: Path) -> None:
+    doc = tmp_path / "board.md"
+    doc.write_text("# Board\n\nintro\n\n<!-- leaderboard:start -->\nSTALE ROWS\n<!-- leaderboard:end -->\n\noutro\n")
+    args = ["benchmark", tiny.id, "--leaderboard", str(doc), "--bots", "threshold-300,threshold-500",
+            "--results", str(tmp_path / "res"), "--no-progress"]
+    assert main(args) == 0
+    text = doc.read_text()
+    assert "intro" in text and "outro" in text and "STALE ROWS" not in text
+    assert "`threshold-300`" in text and "`threshold-500`" in text
+    saved = read_result(tmp_path / "res" / "threshold-300.json")
+    assert [r.task for r in saved.results] == [tiny.id]
+    assert isinstance(saved.results[0], TaskResult)
