@@ -49,6 +49,7 @@ from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_o
 from greed_env.solver import carry_kernels as ck
 from greed_env.solver.model import SolverError, check_supported, roll_distribution, rules_unit
 from greed_env.solver.objectives import DEFAULT_TOL
+from greed_env.solver.progress import counter
 from greed_env.solver.table import SolverTable
 
 __all__ = ["CarryEvaluator", "CarryTables", "carry_tables", "solve"]
@@ -293,7 +294,7 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
     if rules.target % ct.unit:
         raise SolverError("the target is not a multiple of the points unit")
     if objective == "race":
-        r, iters = ck.carry_race_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER)
+        r, iters = ck.carry_race_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER, counter())
         if np.any(iters < 0):
             raise SolverError("the race Newton iteration did not converge")
         meta = {
@@ -313,7 +314,7 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         q = ck.last_turn_out(target, ct.kernel_tables(), ct.max_keep)
         rho, _first_choice = rolloff_value(rules, ct, tol)
         tie = max(rho, 1.0 - rho) if rules.tie_rule == "split_vote" else 0.5
-        v, iters = ck.carry_duel_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER)
+        v, iters = ck.carry_duel_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, counter())
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")
         meta = {

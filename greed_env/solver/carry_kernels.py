@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from greed_env.solver.kernels import PARALLEL_MIN_PAIRS
+from greed_env.solver.kernels import PARALLEL_MIN_PAIRS, level_work
 
 __all__ = ["carry_dp", "carry_duel_solve", "carry_race_solve", "rolloff_dp"]
 
@@ -155,20 +155,23 @@ def exact_race_bank_values(b: int, target: int, r_turns: np.ndarray, max_keep: i
     return t_exact, bank_val, bank_ok
 
 
-@njit(cache=True)
-def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: float, max_iter: int) -> Any:
+@njit(cache=True, nogil=True)
+def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: float, max_iter: int, prog: np.ndarray) -> Any:
     """Least expected turns ``R[b]`` to go out exactly on ``target`` (units) from ``b``.
 
     Banking is legal below the target; a keep past it loses the turn; landing on it forces a
     roll for nothing. Newton steps on the bust value ``R[b]`` itself. A score from which no
     turn can go out or bank at a score that can (e.g. one unit short: the only keep leaves at
     least ``num_dice - 1`` dice for the roll for nothing, and those always score) gets
-    ``R = inf``; banking there is never chosen. Returns ``(R, iters)``.
+    ``R = inf``; banking there is never chosen. Returns ``(R, iters)``; ``prog`` (out): rows
+    done and total rows of the passes, updated per score.
     """
     n_states = ctab[0]
     r_turns = np.zeros(target + 1)
     iters = np.zeros(target, dtype=np.int64)
     tail = np.zeros(n_states)
+    prog[0] = 0.0
+    prog[1] = 0.5 * target * (target + 1)
     for b in range(target - 1, -1, -1):
         t_exact, bank_val, bank_ok = exact_race_bank_values(b, target, r_turns, max_keep)
         c, d, r, dr = _scratch(bank_val.shape[0], n_states)
@@ -191,6 +194,7 @@ def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: 
             x = (f0 - f1 * x) / (1.0 - f1)
         r_turns[b] = -x
         iters[b] = done
+        prog[0] += target - b
     return r_turns[:target], iters
 
 
@@ -260,18 +264,22 @@ def _carry_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, target: int, c
     iters[b, a] = done
 
 
-@njit(cache=True, parallel=True)
-def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, tie: float, tol: float, max_iter: int) -> Any:
+@njit(cache=True, parallel=True, nogil=True)
+def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, tie: float, tol: float, max_iter: int, prog: np.ndarray) -> Any:
     """Win probability ``V[a, b]`` of the mover in a duel to go out exactly on ``target``.
 
     Going out first is worth ``1 - q[b] * (1 - tie)``: the opponent's last turn goes out too
     with probability ``q[b]``, and the tie is worth ``tie`` to the first finisher. Levels of
     equal score sum from the top, Newton steps on each pair as in the six-dice duel. Where
     neither player can ever go out (every turn of both is lost for sure) the game runs to the
-    round horizon and the pot is shared: 0.5. Returns ``(V, iterations)``.
+    round horizon and the pot is shared: 0.5. Returns ``(V, iterations)``; ``prog`` (out):
+    work done and total (:func:`~greed_env.solver.kernels.level_work`), updated per level.
     """
     v = np.zeros((target, target))
     iters = np.zeros((target, target), dtype=np.int64)
+    work = level_work(target)
+    prog[0] = 0.0
+    prog[1] = work.sum()
     for level in range(2 * target - 2, -1, -1):
         a_lo = max(0, level - (target - 1))
         a_hi = level // 2
@@ -282,4 +290,5 @@ def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np
         else:
             for i in range(npairs):
                 _carry_pair(a_lo + i, level - a_lo - i, v, iters, target, ctab, max_keep, vbust, q, tie, tol, max_iter)
+        prog[0] += work[level]
     return v, iters
