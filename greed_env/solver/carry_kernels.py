@@ -180,6 +180,7 @@ def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: 
         if c[0] <= 0.0:
             r_turns[b] = np.inf
             iters[b] = 0
+            prog[0] += target - b
             continue
         x = -r_turns[b + 1] - 1.0 if np.isfinite(r_turns[b + 1]) else -1.0
         done = -1
