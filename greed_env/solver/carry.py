@@ -97,8 +97,34 @@ class CarryTables:
 def _next_key(rules: Rules, dice: int, kept: int, carry: Carry) -> tuple[int, Carry]:
     left = dice - kept
     if left == 0 and rules.hot_dice:
-        return (rules.num_dice, carry if rules.trippn else EMPTY_CARRY)
-    return (left, carry)
+        return (rules.num_dice, canonical_carry(rules, carry) if rules.trippn else EMPTY_CARRY)
+    return (left, canonical_carry(rules, carry))
+
+
+@lru_cache(maxsize=16)
+def _flat_growth(rules: Rules) -> bool:
+    """Whether one more die of a working set always adds the same points (additive growth up
+    to any count a turn can reach), so a set's count never changes what later dice score."""
+    reach = 3 * rules.num_dice + 3
+    return all(
+        len({rules.set_value(f, c + 1) - rules.set_value(f, c) for c in range(3, reach)}) == 1
+        for f in range(1, 7)
+    )
+
+
+def canonical_carry(rules: Rules, carry: Carry) -> Carry:
+    """The carry-over with each working set's count read as 3 where growth is flat.
+
+    Under flat growth (Trippn: additive) every further die of a working set scores the same,
+    whatever the set's count, and nothing else reads the count but whether the set works
+    (the roll-off lock-in), so states that differ only in counts are the same decision
+    problem; the points already scored enter as turn total. This closes Trippn's dice
+    states. Other growth rules keep the counts, and so does Progressive (whose hot dice
+    clear the carry-over anyway: its 204 states are left as they were).
+    """
+    if not rules.trippn or not any(c > 3 for c in carry.sets) or not _flat_growth(rules):
+        return carry
+    return carry._replace(sets=tuple(min(c, 3) for c in carry.sets))
 
 
 @lru_cache(maxsize=4)
@@ -597,7 +623,7 @@ class CarryEvaluator:
                     raise SolverError(f"no value for move {m}")
                 out.append((m, val))
         elif state.phase == Phase.CONTINUE:
-            s = ct.index[(state.dice, state.carry)]
+            s = ct.index[(state.dice, canonical_carry(rules, state.carry))]
             for m in moves:
                 if m == BANK:
                     val = float(ctx["bank_val"][t_now])
