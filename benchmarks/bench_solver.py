@@ -1,15 +1,22 @@
-"""Solve every preset and objective at full size: headline, time, peak memory, checks.
+"""Solve every preset and objective at full size: headline, time, CPU time, peak memory, checks.
 
 Each solve runs in a fresh process, so its peak resident memory (``resource.getrusage``,
 including the ~150 MiB of numpy/numba/LLVM every process pays) and the peak of numpy
 allocations seen by ``tracemalloc`` are its own; compiled kernels come from numba's on-disk
-cache (run once beforehand to compile). Optionally each table is checked by simulation:
-``OptimalBot`` played in the engine must reproduce the headline within 3 standard errors.
+cache (a first, untimed solve of a tiny target compiles them). *CPU s* is the process's CPU
+time over all its threads, which a shared machine disturbs less than the wall time; with
+``--repeat N`` both are medians of ``N`` solves. The load average is recorded before and after
+each solve. ``--baseline FILE`` (the ``--json`` of an earlier run, e.g. of another commit)
+adds the ratios of its wall and CPU times to this run's. Optionally each table is checked by
+simulation: ``OptimalBot`` played in the engine must reproduce the headline within 3
+standard errors, and ``--compare-shipped`` reports the largest difference from the shipped
+table of the same rules.
 
 Usage::
 
     python benchmarks/bench_solver.py                      # every tractable pair
     python benchmarks/bench_solver.py --presets ten_thousand --objectives duel --simulate 20000
+    python benchmarks/bench_solver.py --objectives duel --repeat 3 --json new.json --baseline old.json
     python benchmarks/bench_solver.py --write-tables       # also save tables (package data
                                                            # when < 2 MB, else the user cache)
 
@@ -19,9 +26,12 @@ The markdown table printed at the end is what ``docs/results.md`` ("Solver") sho
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
+import os
 import resource
+import statistics
 import sys
 import time
 import tracemalloc
@@ -34,32 +44,65 @@ PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive",
 PACKAGE_LIMIT = 2 * 1024 * 1024
 
 
-def _solve_job(args: tuple[str, str, bool, int, int]) -> dict[str, Any]:
-    name, objective, write, simulate, seed = args
+def _clear_caches() -> None:
+    from greed_env.solver import carry, model, objectives
+
+    for fn in (carry.carry_tables, carry._reachable, model.roll_tables, objectives.tail_gain):
+        fn.cache_clear()
+
+
+def _solve_job(args: tuple[str, str, bool, int, int, int, bool]) -> dict[str, Any]:
+    name, objective, write, simulate, seed, repeat, compare = args
+    import numpy as np
+
     from greed_env.rules import preset
     from greed_env.solver import SolverError, solve
-    from greed_env.solver.table import cache_dir, package_table_dir
+    from greed_env.solver.table import SolverTable, cache_dir, package_table_dir
 
     rules = preset(name)
+    with contextlib.suppress(SolverError):  # compile the kernels (numba's disk cache) untimed
+        solve(rules.replace(target=min(rules.target, 500)) if rules.target else rules, objective)
+    load_before = os.getloadavg()[0]
     tracemalloc.start()
-    t0 = time.perf_counter()
-    try:
-        table = solve(rules, objective)
-    except SolverError as exc:
-        return {"preset": name, "objective": objective, "error": str(exc)}
-    elapsed = time.perf_counter() - t0
+    walls: list[float] = []
+    cpus: list[float] = []
+    table = None
+    for _ in range(max(1, repeat)):
+        _clear_caches()  # every solve builds its roll / dice-state tables, as a fresh one does
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        try:
+            table = solve(rules, objective)
+        except SolverError as exc:
+            return {"preset": name, "objective": objective, "error": str(exc)}
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
     traced = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
+    assert table is not None
     out: dict[str, Any] = {
         "preset": name,
         "objective": objective,
         "headline": table.headline,
         "label": table.meta.get("headline_label", ""),
-        "seconds": elapsed,
+        "seconds": statistics.median(walls),
+        "cpu_seconds": statistics.median(cpus),
+        "repeat": len(walls),
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "peak_traced_mib": traced / 2**20,
         "meta": {k: v for k, v in table.meta.items() if isinstance(v, int | float | str | bool)},
     }
+    if compare:
+        path = package_table_dir() / table.filename()
+        if path.exists():
+            old = SolverTable.load(path, rules, objective)
+            out["max_diff_shipped"] = max(
+                float(np.max(np.abs(np.asarray(table.arrays[k], float) - np.asarray(old.arrays[k], float))))
+                for k in table.arrays
+                if k in old.arrays and old.arrays[k].shape == table.arrays[k].shape
+            )
     if write:
         tmp = table.save(cache_dir())
         size = tmp.stat().st_size
@@ -129,21 +172,36 @@ def simulate_headline(table: Any, n: int, seed: int) -> dict[str, float]:
     return {"n": n, "mean": mean, "se": se, "z": (mean - table.headline) / se if se > 0 else 0.0}
 
 
-def markdown(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "| preset | objective | headline | what | time (s) | peak RSS (MiB) | numpy peak (MiB) | simulation (mean ± SE, z) |",
-        "|---|---|---|---|---:|---:|---:|---|",
-    ]
+def markdown(rows: list[dict[str, Any]], baseline: dict[tuple[str, str], dict[str, Any]] | None = None) -> str:
+    base = baseline or {}
+    head = "| preset | objective | headline | what | wall (s) | CPU (s) | load | peak RSS (MiB) | numpy peak (MiB) |"
+    rule = "|---|---|---|---|---:|---:|---:|---:|---:|"
+    if base:
+        head += " before: wall / CPU (s) | speed-up (CPU) |"
+        rule += "---:|---:|"
+    head += " simulation (mean ± SE, z) |"
+    rule += "---|"
+    lines = [head, rule]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['preset']} | {r['objective']} | — | not solved: {r['error']} | | | | |")
+            lines.append(f"| {r['preset']} | {r['objective']} | — | not solved: {r['error']} |" + " |" * (head.count("|") - 5))
             continue
         sim = r.get("simulation")
         sim_txt = f"{sim['mean']:.4f} ± {sim['se']:.4f} (n={sim['n']}, z={sim['z']:+.2f})" if sim else ""
-        lines.append(
+        line = (
             f"| {r['preset']} | {r['objective']} | {r['headline']:.6f} | {r['label']} | "
-            f"{r['seconds']:.1f} | {r['peak_rss_mib']:.0f} | {r['peak_traced_mib']:.1f} | {sim_txt} |"
+            f"{r['seconds']:.1f} | {r.get('cpu_seconds', float('nan')):.1f} | "
+            f"{r.get('load_before', float('nan')):.1f}–{r.get('load_after', float('nan')):.1f} | "
+            f"{r['peak_rss_mib']:.0f} | {r['peak_traced_mib']:.1f} |"
         )
+        if base:
+            b = base.get((r["preset"], r["objective"]))
+            if b and "seconds" in b:
+                bc = b.get("cpu_seconds", b["seconds"])
+                line += f" {b['seconds']:.1f} / {bc:.1f} | {bc / max(r.get('cpu_seconds', r['seconds']), 1e-9):.2f}x |"
+            else:
+                line += " | |"
+        lines.append(line + f" {sim_txt} |")
     return "\n".join(lines)
 
 
@@ -156,9 +214,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--simulate", type=int, default=0, help="episodes per table (0: none)")
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--json", help="write the rows as JSON here")
+    p.add_argument("--repeat", type=int, default=1, help="solves per pair; times are medians")
+    p.add_argument("--baseline", help="JSON rows of an earlier run: report its times and the speed-up")
+    p.add_argument("--compare-shipped", action="store_true", help="largest difference from the shipped table")
     args = p.parse_args(argv)
+    baseline = None
+    if args.baseline:
+        try:
+            baseline = {(r["preset"], r["objective"]): r for r in json.loads(Path(args.baseline).read_text())}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            p.error(f"--baseline {args.baseline}: not the JSON rows of an earlier run ({exc})")
     pairs = [(name, obj) for name in args.presets for obj in args.objectives if f"{name}:{obj}" not in args.skip]
-    jobs = [(name, obj, args.write_tables, args.simulate, args.seed + i) for i, (name, obj) in enumerate(pairs)]
+    jobs = [
+        (name, obj, args.write_tables, args.simulate, args.seed + i, args.repeat, args.compare_shipped)
+        for i, (name, obj) in enumerate(pairs)
+    ]
     ctx = mp.get_context("spawn")
     rows = []
     for job in jobs:
@@ -168,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(row), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
-    print(markdown(rows))
+    print(f"command: python benchmarks/bench_solver.py {' '.join(sys.argv[1:] if argv is None else argv)}")
+    print(f"cores: {os.cpu_count()}, NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}")
+    print(markdown(rows, baseline))
     return 0
 
 

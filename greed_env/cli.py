@@ -151,8 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from greed_env.solver.progress import reporting
+
     try:
-        return int(args.func(args) or 0)
+        with reporting(sys.stderr):  # a table solved on demand draws its progress there
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

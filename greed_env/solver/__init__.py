@@ -48,8 +48,12 @@ __all__ = [
 ]
 
 
-def solve(rules: Rules | str, objective: str, **opts: Any) -> SolverTable:
+def solve(rules: Rules | str, objective: str, progress: TextIO | None = None, **opts: Any) -> SolverTable:
     """Solve ``objective`` under ``rules`` (a :class:`Rules` or a preset name).
+
+    ``progress``: a stream on which a bar with the time left is drawn while solving (default:
+    the stream of :func:`greed_env.solver.progress.report_to`, which the ``greed`` command
+    sets to standard error; None there: silent).
 
     Options: ``tol`` (convergence tolerance, default 1e-12), ``cap`` (turn objective: points
     where the tail policy starts; chosen and checked automatically by default), ``floor``
@@ -63,6 +67,16 @@ def solve(rules: Rules | str, objective: str, **opts: Any) -> SolverTable:
     if objective not in OBJECTIVES:
         raise SolverError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
     key = options_key(opts)
+    from greed_env.solver.progress import default_stream, solving
+
+    stream = progress if progress is not None else default_stream()
+    if stream is None:
+        return _solve(rules, objective, key, opts)
+    with solving(rules, objective, stream):
+        return _solve(rules, objective, key, opts)
+
+
+def _solve(rules: Rules, objective: str, key: dict[str, Any], opts: dict[str, Any]) -> SolverTable:
     if rules.carry_over:
         from greed_env.solver import carry
 
@@ -182,7 +196,8 @@ def load_table(
 
     ``opts`` are solver options (``cap``, ``floor``, ``tol``); the default lookup finds only
     tables solved without them and refuses one whose metadata says it did not converge. With
-    ``progress`` (a stream, e.g. ``sys.stderr``) a table solved now reports its progress there.
+    ``progress`` (a stream, e.g. ``sys.stderr``; default that of
+    :func:`greed_env.solver.progress.report_to`) a table solved now draws its progress there.
 
     Raises:
         TableError: a file exists but is corrupt, for other rules or options, or not
@@ -213,12 +228,6 @@ def load_table(
             f"no {objective} table for rules {rules.name!r} ({rules.fingerprint}); run "
             f"`{solve_command(rules, objective, key)}`"
         )
-    if progress is None:
-        table = solve(rules, objective, **opts)
-    else:
-        from greed_env.solver.progress import solving
-
-        with solving(rules, objective, progress):
-            table = solve(rules, objective, **opts)
+    table = solve(rules, objective, progress, **opts)
     table.save(cache_dir())
     return table

@@ -49,6 +49,7 @@ from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_o
 from greed_env.solver import carry_kernels as ck
 from greed_env.solver.model import SolverError, check_supported, roll_distribution, rules_unit
 from greed_env.solver.objectives import DEFAULT_TOL
+from greed_env.solver.progress import counter
 from greed_env.solver.table import SolverTable
 
 __all__ = ["CarryEvaluator", "CarryTables", "carry_tables", "solve"]
@@ -96,8 +97,34 @@ class CarryTables:
 def _next_key(rules: Rules, dice: int, kept: int, carry: Carry) -> tuple[int, Carry]:
     left = dice - kept
     if left == 0 and rules.hot_dice:
-        return (rules.num_dice, carry if rules.trippn else EMPTY_CARRY)
-    return (left, carry)
+        return (rules.num_dice, canonical_carry(rules, carry) if rules.trippn else EMPTY_CARRY)
+    return (left, canonical_carry(rules, carry))
+
+
+@lru_cache(maxsize=16)
+def _flat_growth(rules: Rules) -> bool:
+    """Whether one more die of a working set always adds the same points (additive growth up
+    to any count a turn can reach), so a set's count never changes what later dice score."""
+    reach = 3 * rules.num_dice + 3
+    return all(
+        len({rules.set_value(f, c + 1) - rules.set_value(f, c) for c in range(3, reach)}) == 1
+        for f in range(1, 7)
+    )
+
+
+def canonical_carry(rules: Rules, carry: Carry) -> Carry:
+    """The carry-over with each working set's count read as 3 where growth is flat.
+
+    Under flat growth (Trippn: additive) every further die of a working set scores the same,
+    whatever the set's count, and nothing else reads the count but whether the set works
+    (the roll-off lock-in), so states that differ only in counts are the same decision
+    problem; the points already scored enter as turn total. This closes Trippn's dice
+    states. Other growth rules keep the counts, and so does Progressive (whose hot dice
+    clear the carry-over anyway: its 204 states are left as they were).
+    """
+    if not rules.trippn or not any(c > 3 for c in carry.sets) or not _flat_growth(rules):
+        return carry
+    return carry._replace(sets=tuple(min(c, 3) for c in carry.sets))
 
 
 @lru_cache(maxsize=4)
@@ -293,7 +320,7 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
     if rules.target % ct.unit:
         raise SolverError("the target is not a multiple of the points unit")
     if objective == "race":
-        r, iters = ck.carry_race_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER)
+        r, iters = ck.carry_race_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER, counter())
         if np.any(iters < 0):
             raise SolverError("the race Newton iteration did not converge")
         meta = {
@@ -313,7 +340,7 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         q = ck.last_turn_out(target, ct.kernel_tables(), ct.max_keep)
         rho, _first_choice = rolloff_value(rules, ct, tol)
         tie = max(rho, 1.0 - rho) if rules.tie_rule == "split_vote" else 0.5
-        v, iters = ck.carry_duel_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER)
+        v, iters = ck.carry_duel_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, counter())
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")
         meta = {
@@ -596,7 +623,7 @@ class CarryEvaluator:
                     raise SolverError(f"no value for move {m}")
                 out.append((m, val))
         elif state.phase == Phase.CONTINUE:
-            s = ct.index[(state.dice, state.carry)]
+            s = ct.index[(state.dice, canonical_carry(rules, state.carry))]
             for m in moves:
                 if m == BANK:
                     val = float(ctx["bank_val"][t_now])

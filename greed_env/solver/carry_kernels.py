@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from greed_env.solver.kernels import PARALLEL_MIN_PAIRS
+from greed_env.solver.kernels import PARALLEL_MIN_PAIRS, level_work, start_guess
 
 __all__ = ["carry_dp", "carry_duel_solve", "carry_race_solve", "rolloff_dp"]
 
@@ -155,20 +155,23 @@ def exact_race_bank_values(b: int, target: int, r_turns: np.ndarray, max_keep: i
     return t_exact, bank_val, bank_ok
 
 
-@njit(cache=True)
-def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: float, max_iter: int) -> Any:
+@njit(cache=True, nogil=True)
+def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: float, max_iter: int, prog: np.ndarray) -> Any:
     """Least expected turns ``R[b]`` to go out exactly on ``target`` (units) from ``b``.
 
     Banking is legal below the target; a keep past it loses the turn; landing on it forces a
     roll for nothing. Newton steps on the bust value ``R[b]`` itself. A score from which no
     turn can go out or bank at a score that can (e.g. one unit short: the only keep leaves at
     least ``num_dice - 1`` dice for the roll for nothing, and those always score) gets
-    ``R = inf``; banking there is never chosen. Returns ``(R, iters)``.
+    ``R = inf``; banking there is never chosen. Returns ``(R, iters)``; ``prog`` (out): rows
+    done and total rows of the passes, updated per score.
     """
     n_states = ctab[0]
     r_turns = np.zeros(target + 1)
     iters = np.zeros(target, dtype=np.int64)
     tail = np.zeros(n_states)
+    prog[0] = 0.0
+    prog[1] = 0.5 * target * (target + 1)
     for b in range(target - 1, -1, -1):
         t_exact, bank_val, bank_ok = exact_race_bank_values(b, target, r_turns, max_keep)
         c, d, r, dr = _scratch(bank_val.shape[0], n_states)
@@ -177,6 +180,7 @@ def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: 
         if c[0] <= 0.0:
             r_turns[b] = np.inf
             iters[b] = 0
+            prog[0] += target - b
             continue
         x = -r_turns[b + 1] - 1.0 if np.isfinite(r_turns[b + 1]) else -1.0
         done = -1
@@ -191,6 +195,7 @@ def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: 
             x = (f0 - f1 * x) / (1.0 - f1)
         r_turns[b] = -x
         iters[b] = done
+        prog[0] += target - b
     return r_turns[:target], iters
 
 
@@ -212,6 +217,24 @@ def last_turn_out(target: int, ctab: tuple, max_keep: int) -> Any:
 
 
 @njit(cache=True)
+def live_scores(target: int, ctab: tuple, max_keep: int, vbust: bool) -> Any:
+    """Whether a turn from banked ``b`` can ever bank or go out (else it is lost for sure)."""
+    n_states = ctab[0]
+    live = np.zeros(target, dtype=np.bool_)
+    tail = np.zeros(n_states)
+    for b in range(target):
+        t_exact = target - b
+        size = t_exact + max_keep + 1
+        bank_ok = np.zeros(size, dtype=np.bool_)
+        for t in range(1, t_exact):
+            bank_ok[t] = True
+        c, d, r, dr = _scratch(size, n_states)
+        carry_dp(0, t_exact, 1.0, ctab, np.where(bank_ok, 1.0, 0.0), bank_ok, tail, 0.0, vbust, c, d, r, dr)
+        live[b] = c[0] > 0.0
+    return live
+
+
+@njit(cache=True)
 def _carry_side(a: int, b: int, x: float, target: int, v: np.ndarray, out_val: float, ctab: tuple, max_keep: int, vbust: bool) -> Any:
     n_states = ctab[0]
     t_exact, bank_val, bank_ok = exact_bank_values(a, b, target, v, max_keep)
@@ -221,12 +244,18 @@ def _carry_side(a: int, b: int, x: float, target: int, v: np.ndarray, out_val: f
 
 
 @njit(cache=True)
-def _carry_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, tie: float, tol: float, max_iter: int) -> None:
+def _carry_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, live: np.ndarray, tie: float, tol: float, max_iter: int, plane: bool) -> None:
     """Solve the pair ``(a, b), (b, a)`` of one level (see :func:`carry_duel_solve`)."""
     out_a = 1.0 - q[b] * (1.0 - tie)
     out_b = 1.0 - q[a] * (1.0 - tie)
-    u = v[a, b + 1] if b + 1 < target else 0.5
-    w = v[b, a + 1] if a + 1 < target else 0.5
+    if not live[a] and not live[b]:  # both lose every turn: any u = 1 - w solves; the horizon shares
+        v[a, b] = 0.5
+        v[b, a] = 0.5
+        iters[a, b] = 0
+        iters[b, a] = 0
+        return
+    u = start_guess(v, a, b, target, plane)
+    w = start_guess(v, b, a, target, plane)
     done = -1
     for it in range(1, max_iter + 1):
         f0, f1 = _carry_side(a, b, 1.0 - w, target, v, out_a, ctab, max_keep, vbust)
@@ -245,11 +274,10 @@ def _carry_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, target: int, c
             w = g0
             done = it
             break
-        if 1.0 - f1 * g1 < 1e-14:
-            u = 0.5
-            w = 0.5
-            done = it
-            break
+        if 1.0 - f1 * g1 < 1e-14:  # both bust for sure at this point: a plain fixed-point step
+            u = f0
+            w = g0
+            continue
         aa = f0 + f1 * w
         bb = g0 + g1 * u
         u = (aa - f1 * bb) / (1.0 - f1 * g1)
@@ -260,26 +288,35 @@ def _carry_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, target: int, c
     iters[b, a] = done
 
 
-@njit(cache=True, parallel=True)
-def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, tie: float, tol: float, max_iter: int) -> Any:
+@njit(cache=True, parallel=True, nogil=True)
+def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, tie: float, tol: float, max_iter: int, prog: np.ndarray, plane: bool = True) -> Any:
     """Win probability ``V[a, b]`` of the mover in a duel to go out exactly on ``target``.
 
     Going out first is worth ``1 - q[b] * (1 - tie)``: the opponent's last turn goes out too
     with probability ``q[b]``, and the tie is worth ``tie`` to the first finisher. Levels of
-    equal score sum from the top, Newton steps on each pair as in the six-dice duel. Where
-    neither player can ever go out (every turn of both is lost for sure) the game runs to the
-    round horizon and the pot is shared: 0.5. Returns ``(V, iterations)``.
+    equal score sum from the top, Newton steps on each pair as in the six-dice duel, started
+    from :func:`~greed_env.solver.kernels.start_guess` (``plane`` False: from the neighbour
+    ``V[a, b + 1]``, as before). Where every turn of both players is lost for sure
+    (:func:`live_scores`; e.g. both one unit short) the game runs to the round horizon and the
+    pot is shared: 0.5. (Before, that case was read off a singular Newton step, which also
+    fired where only one player was stuck, giving 0.5 where the other surely wins.) Returns ``(V, iterations)``; ``prog`` (out):
+    work done and total (:func:`~greed_env.solver.kernels.level_work`), updated per level.
     """
     v = np.zeros((target, target))
     iters = np.zeros((target, target), dtype=np.int64)
+    live = live_scores(target, ctab, max_keep, vbust)
+    work = level_work(target)
+    prog[0] = 0.0
+    prog[1] = work.sum()
     for level in range(2 * target - 2, -1, -1):
         a_lo = max(0, level - (target - 1))
         a_hi = level // 2
         npairs = a_hi - a_lo + 1
         if npairs >= PARALLEL_MIN_PAIRS:
             for i in prange(npairs):
-                _carry_pair(a_lo + i, level - a_lo - i, v, iters, target, ctab, max_keep, vbust, q, tie, tol, max_iter)
+                _carry_pair(a_lo + i, level - a_lo - i, v, iters, target, ctab, max_keep, vbust, q, live, tie, tol, max_iter, plane)
         else:
             for i in range(npairs):
-                _carry_pair(a_lo + i, level - a_lo - i, v, iters, target, ctab, max_keep, vbust, q, tie, tol, max_iter)
+                _carry_pair(a_lo + i, level - a_lo - i, v, iters, target, ctab, max_keep, vbust, q, live, tie, tol, max_iter, plane)
+        prog[0] += work[level]
     return v, iters

@@ -30,6 +30,7 @@ from greed_env.solver.model import (
     needs_full_tables,
     roll_tables,
 )
+from greed_env.solver.progress import counter
 from greed_env.solver.table import SolverTable
 
 __all__ = [
@@ -274,7 +275,7 @@ def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         lo = _floor_units(rules, unit, floor)
         pen = rules.bust_penalty // unit
         r, sweeps, change = kernels.race_penalty_solve(
-            target, lo, pen_after, pen, mb, tb.kernel_tables(), reroll_mode(rules), tol, 10_000
+            target, lo, pen_after, pen, mb, tb.kernel_tables(), reroll_mode(rules), tol, 10_000, counter()
         )
         if sweeps < 0:
             raise SolverError("the race sweeps did not converge")
@@ -282,7 +283,7 @@ def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         meta.update(floor_points=lo * unit, sweeps=sweeps, last_change=change)
         arrays = {"expected_turns": r}
     else:
-        r, iters = kernels.race_solve(target, thr, mb, tb.kernel_tables(), reroll_mode(rules), tol, _MAX_ITER)
+        r, iters = kernels.race_solve(target, thr, mb, tb.kernel_tables(), reroll_mode(rules), tol, _MAX_ITER, counter())
         if np.any(iters < 0):
             raise SolverError("the race Newton iteration did not converge")
         head = float(r[0])
@@ -367,7 +368,7 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         lo = _floor_units(rules, unit, floor)
         pen = rules.bust_penalty // unit
         v, sweeps, change = kernels.duel_penalty_solve(
-            target, lo, pen_after, pen, mb, tb.kernel_tables(), reroll_mode(rules), tol, 10_000
+            target, lo, pen_after, pen, mb, tb.kernel_tables(), reroll_mode(rules), tol, 10_000, counter()
         )
         if sweeps < 0:
             raise SolverError("the duel sweeps did not converge")
@@ -378,7 +379,7 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         g_in, g_out = final_round_caps(rules, tb, target, p_min, cap_eps(tol))
         v, iters, margins, certified = kernels.duel_solve(
             target, thr, mb, rules.final_round, g_in, g_out, p_min, cap_eps(tol), tb.kernel_tables(),
-            reroll_mode(rules), tol, _MAX_ITER,
+            reroll_mode(rules), tol, _MAX_ITER, counter(),
         )
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")

@@ -1,42 +1,73 @@
-"""A progress line on a stream while a table is solved on first use (``advise``, ``play --hints``).
+"""Progress of a solve: a bar with the time left, on a stream, while a table is solved.
 
-The solver's kernels report nothing while they run, so the line shows the seconds elapsed and,
-where a shipped table of the same preset and objective exists, an estimate scaled from the time
-recorded in its metadata by the number of banked-score positions (none for ``turn`` and
-``entry``, the target for ``race``, its square for ``duel``). On a terminal the line is
-redrawn every second; elsewhere one line is written when solving starts and one when it ends.
+The compiled drivers (``duel_solve``, ``duel_penalty_solve``, ``carry_duel_solve``, the race
+and rounds solvers) write the work done and the total work into :func:`counter` as they go:
+levels of score sum weighted by the in-turn rows their passes cover, scores of a race, layers
+of a game of rounds; the Gauss-Seidel solvers re-estimate their total after every sweep from
+the rate at which the sweeps converge. They release the GIL, so a thread reads the counter
+while they run. The time left is the elapsed time scaled by the work left. Turn and entry
+solves (seconds) report no work; their line shows the time elapsed only.
+
+On a terminal the line is redrawn every ``interval`` seconds; elsewhere (a log, a captured
+stream) a line is written when solving starts, at every further tenth of the work, and at the
+end. :func:`reporting` sets the stream used when a caller names none (the ``greed`` command
+sets standard error), so every solve on demand reports, whichever command asked for it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
-import zipfile
 from collections.abc import Iterator
 from typing import TextIO
 
-from greed_env.rules.config import PRESETS, Rules
-from greed_env.solver.table import SolverTable, package_table_dir
+import numpy as np
 
-__all__ = ["estimate_seconds", "solving"]
+from greed_env.rules.config import Rules
+
+__all__ = ["bar", "counter", "default_stream", "report_to", "reporting", "solving"]
+
+_COUNTER = np.zeros(2)
+_STREAM: list[TextIO | None] = [None]
 
 
-def estimate_seconds(rules: Rules, objective: str) -> float | None:
-    """Expected solving time from the shipped table of the preset with the same name, or None."""
-    base = PRESETS.get(rules.name)
-    if base is None:
-        return None
-    path = package_table_dir() / SolverTable(base, objective, {}).filename()
+def counter() -> np.ndarray:
+    """The process's progress counter ``[work done, total work]`` that the kernels update."""
+    return _COUNTER
+
+
+def report_to(stream: TextIO | None) -> None:
+    """Report every later solve of this process on ``stream`` (None: silent)."""
+    _STREAM[0] = stream
+
+
+@contextlib.contextmanager
+def reporting(stream: TextIO | None) -> Iterator[None]:
+    """Within the block, solves report on ``stream`` (see :func:`report_to`); then as before."""
+    before = _STREAM[0]
+    _STREAM[0] = stream
     try:
-        with zipfile.ZipFile(path) as zf:
-            meta = json.loads(zf.read("meta.json"))
-        seconds = float(meta["elapsed_s"])
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
-        return None
-    power = {"race": 1, "duel": 2}.get(objective, 0)
-    return seconds * (rules.target / base.target) ** power
+        yield
+    finally:
+        _STREAM[0] = before
+
+
+def default_stream() -> TextIO | None:
+    """The stream set by :func:`report_to`, or None."""
+    return _STREAM[0]
+
+
+def bar(done: float, total: float, elapsed: float, width: int = 24) -> str:
+    """``[#####.....]  41%  12 s, about 17 s left``; without known work, the seconds alone."""
+    if total <= 0.0:
+        return f"{elapsed:.0f} s"
+    frac = min(max(done / total, 0.0), 1.0)
+    fill = round(frac * width)
+    text = f"[{'#' * fill}{'.' * (width - fill)}] {100 * frac:3.0f}%  {elapsed:.0f} s"
+    if 0.0 < frac < 1.0:
+        text += f", about {elapsed * (1.0 - frac) / frac:.0f} s left"
+    return text
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -47,40 +78,49 @@ def _isatty(stream: TextIO) -> bool:
 
 
 @contextlib.contextmanager
-def solving(rules: Rules, objective: str, stream: TextIO) -> Iterator[None]:
+def solving(rules: Rules, objective: str, stream: TextIO, interval: float = 1.0) -> Iterator[None]:
     """Report on ``stream`` while the body solves ``objective`` under ``rules``."""
-    estimate = estimate_seconds(rules, objective)
-    about = f", about {estimate:.0f} s" if estimate is not None else ""
-    what = f"solving the {objective} table for {rules.name} ({rules.fingerprint}) on first use"
+    what = f"solving the {objective} table for {rules.name} ({rules.fingerprint})"
+    _COUNTER[:] = 0.0
     t0 = time.perf_counter()
     stop = threading.Event()
     tty = _isatty(stream)
+    lock = threading.Lock()
 
     def tick() -> None:
-        while not stop.wait(1.0):
+        tenth = 0
+        while not stop.wait(interval):
+            done, total = float(_COUNTER[0]), float(_COUNTER[1])
             elapsed = time.perf_counter() - t0
-            stream.write(f"\r{what}: {elapsed:.0f} s{about} ")
-            stream.flush()
+            with lock:
+                if tty:
+                    stream.write(f"\r{what}: {bar(done, total, elapsed)} ")
+                    stream.flush()
+                elif total > 0 and int(10 * done / total) > tenth:
+                    tenth = int(10 * done / total)
+                    print(f"{what}: {bar(done, total, elapsed)}", file=stream, flush=True)
 
-    thread = threading.Thread(target=tick, daemon=True) if tty else None
     if tty:
-        stream.write(f"{what}: 0 s{about} ")
+        stream.write(f"{what}: 0 s ")
         stream.flush()
     else:
-        guess = f" (about {estimate:.0f} s)" if estimate is not None else ""
-        print(f"{what}{guess} ...", file=stream, flush=True)
-    if thread is not None:
-        thread.start()
+        print(f"{what} ...", file=stream, flush=True)
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
     try:
         yield
-    finally:
+    except BaseException:
         stop.set()
-        if thread is not None:
-            thread.join()
-        elapsed = time.perf_counter() - t0
-        ending = f"{what}: done in {elapsed:.0f} s (written to the cache)"
-        if tty:
-            stream.write(f"\r{ending}\n")
+        thread.join()
+        if tty:  # the error that follows says why; clear the bar
+            stream.write("\r\033[K")
             stream.flush()
-        else:
-            print(ending, file=stream, flush=True)
+        raise
+    stop.set()
+    thread.join()
+    ending = f"{what}: done in {time.perf_counter() - t0:.0f} s"
+    if tty:
+        stream.write(f"\r{ending}\033[K\n")
+        stream.flush()
+    else:
+        print(ending, file=stream, flush=True)

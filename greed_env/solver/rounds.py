@@ -37,6 +37,7 @@ from greed_env.rules.config import Rules
 from greed_env.solver import kernels
 from greed_env.solver.model import SolverError, check_supported, needs_full_tables, roll_tables
 from greed_env.solver.objectives import DEFAULT_TOL, cap_eps, final_round_caps, reroll_mode
+from greed_env.solver.progress import counter
 from greed_env.solver.table import SolverTable
 
 __all__ = [
@@ -123,19 +124,23 @@ def _rounds_value(k: int, a: int, b: int, v: np.ndarray, target: int, thr: int, 
     return c[num_dice]
 
 
-@njit(cache=True, parallel=True)
-def rounds_duel_solve(turns: int, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: int) -> Any:
+@njit(cache=True, parallel=True, nogil=True)
+def rounds_duel_solve(turns: int, target: int, thr: int, min_bank: int, final_round: bool, g_in: np.ndarray, g_out: np.ndarray, p_min: float, eps: float, tab: tuple, reroll: int, prog: np.ndarray) -> Any:
     """``V[k, a, b]`` for ``k = 1 .. turns`` (layer 0 unused), both scores below the target.
 
     Every pair is solved in every layer, also those no game reaches (at ``k = turns`` only
-    ``(0, 0)`` is), so that advice on any position is right.
+    ``(0, 0)`` is), so that advice on any position is right. ``prog`` (out): layers done and
+    their number.
     """
     v = np.zeros((turns + 1, target, target))
+    prog[0] = 0.0
+    prog[1] = turns
     for k in range(1, turns + 1):
         for q in prange(target * target):
             a = q // target
             b = q % target
             v[k, a, b] = _rounds_value(k, a, b, v, target, thr, min_bank, final_round, g_in, g_out, p_min, eps, tab, reroll)
+        prog[0] = k
     return v
 
 
@@ -182,7 +187,8 @@ def solve_rounds_duel(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
     g_in, g_out = final_round_caps(rules, tb, target, p_min, eps)
     turns = 2 * rules.rounds
     v = rounds_duel_solve(
-        turns, target, thr, mb, rules.final_round, g_in, g_out, p_min, eps, tb.kernel_tables(), reroll_mode(rules)
+        turns, target, thr, mb, rules.final_round, g_in, g_out, p_min, eps, tb.kernel_tables(), reroll_mode(rules),
+        counter(),
     )
     arrays: dict[str, np.ndarray] = {"win": v}
     if rules.final_round:
