@@ -18,7 +18,15 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from greed_env import __version__
-from greed_env.commands import benchmark_cmd, bots_cmd, demo_cmd, play_cmd, rules_cmd, solve_cmd, train_cmd
+from greed_env.commands import (
+    benchmark_cmd,
+    bots_cmd,
+    demo_cmd,
+    play_cmd,
+    rules_cmd,
+    solve_cmd,
+    train_cmd,
+)
 
 COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, bots_cmd, demo_cmd, benchmark_cmd)
 """Each command module adds its sub-commands with ``register(subparsers)``."""

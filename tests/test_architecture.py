@@ -28,7 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     "train": {"rules", "files", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "policy_value", "rllib"},
     "benchmark": {"rules", "files", "bots", "evaluation"},
     "commands": {"rules", "files", "envs", "solver", "vector", "bots", "evaluation", "policy_value", "train", "benchmark"},
-    "cli": {"commands"},
+    "cli": {"commands", "solver"},  # solver.progress: tables solved on demand report on stderr
 }
 """Part -> the other parts it may import (the package face ``greed_env`` and ``__init__`` aside)."""
 

@@ -23,8 +23,8 @@ from greed_env.benchmark import (
     scorecard,
 )
 from greed_env.benchmark import tasks as tasks_module
-from greed_env.bots.leader import LeaderDuelBot, duel_view
 from greed_env.bots import BotLoadError, load
+from greed_env.bots.leader import LeaderDuelBot, duel_view
 from greed_env.cli import main
 from greed_env.rules import (
     apply,

@@ -45,9 +45,9 @@ from greed_env.bots.cards import (
     rules_mismatch_message,
 )
 from greed_env.bots.errors import BotLoadError, CorruptBotError, RulesMismatchError, UnknownBotError
+from greed_env.bots.leader import LeaderDuelBot
 from greed_env.bots.numpy_backend import PolicyBot, load_policy
 from greed_env.bots.onnx_backend import OnnxBot
-from greed_env.bots.leader import LeaderDuelBot
 from greed_env.bots.optimal import optimal_bot, solver_bot
 from greed_env.bots.registry import find_card, list_bots
 from greed_env.bots.spec import BotSpec, parse_spec
