@@ -2,7 +2,7 @@
 
 The transition functions follow the reference field by field, including the fields a
 transition leaves alone, so that a row and a reference state stay equal after every move and
-roll (tested in ``tests/test_vector_equivalence.py`` and ``tests/test_vector_progressive.py``).
+roll (tested in ``tests/vector/test_vector_equivalence.py`` and ``tests/vector/test_vector_progressive.py``).
 Columns are the derived constants of :mod:`greed_env.vector.layout`.
 """
 

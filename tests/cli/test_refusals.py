@@ -1,6 +1,6 @@
 """Regression tests of issue 21: every item the bad-input review found, one test each.
 
-The generated sweep over every sub-command is ``tests/test_cli_bad_input.py``; these tests pin
+The generated sweep over every sub-command is ``tests/cli/test_cli_bad_input.py``; these tests pin
 the particular cases, the library calls behind them, and the work that must not be lost.
 """
 
@@ -29,7 +29,7 @@ from greed_env.rules import (
 )
 from greed_env.solver import SolverError, SolverTable, TableError, load_table, not_converged, solve
 
-BOTS = Path(__file__).resolve().parent.parent / "greed_env" / "data" / "bots"
+BOTS = Path(__file__).resolve().parents[2] / "greed_env" / "data" / "bots"
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

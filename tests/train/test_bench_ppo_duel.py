@@ -13,7 +13,7 @@ import pytest
 
 from greed_env.train.recipes import duel as bench
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _benchmark(name: str) -> ModuleType:

@@ -251,7 +251,7 @@ def test_exported_bot_runs_without_torch(exported: Path) -> None:
         "assert not [m for m in sys.modules if m.startswith(('torch.', 'stable_baselines3', 'sb3_contrib'))]\n"
         "print('ok', shares)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ok")
@@ -269,6 +269,6 @@ def test_sampling_onnx_bot_uses_the_callers_generator(exported: Path) -> None:
 def test_committed_onnx_bots_carry_no_exporter_source_paths() -> None:
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     for path in [*root.glob("agents/*/*.onnx"), *root.glob("greed_env/data/bots/*/*.onnx")]:
         assert b"stack_trace" not in path.read_bytes(), path

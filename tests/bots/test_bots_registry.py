@@ -18,7 +18,7 @@ from greed_env.bots.spec import parse_spec
 from greed_env.cli import main as greed_main
 from greed_env.rules import preset, preset_names
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ROOT / "agents"
 PACKAGE_BOTS = ROOT / "greed_env" / "data" / "bots"
 

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
 
 CASES = {
     "step_env_by_hand.py": ("step_env_by_hand.py", []),
@@ -36,16 +32,9 @@ actions were played, which must be zero."""
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_example_runs(case: str) -> None:
+def test_example_runs(case: str, run_script: Callable) -> None:  # type: ignore[type-arg]
     script, args = CASES[case]
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = run_script(f"examples/{script}", *args)
     assert proc.stdout.strip(), "the example printed nothing"
     if "dqn" in script:
         counts = re.findall(r"masked actions[^:]*: (\d+)", proc.stdout)

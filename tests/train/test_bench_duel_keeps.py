@@ -11,7 +11,7 @@ import pytest
 from greed_env.rules import new_game, preset
 
 _spec = importlib.util.spec_from_file_location(
-    "duel_keeps", Path(__file__).resolve().parents[1] / "benchmarks" / "duel_keeps.py"
+    "duel_keeps", Path(__file__).resolve().parents[2] / "benchmarks" / "duel_keeps.py"
 )
 assert _spec is not None and _spec.loader is not None
 keeps = importlib.util.module_from_spec(_spec)

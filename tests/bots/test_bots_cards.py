@@ -26,7 +26,7 @@ from greed_env.bots.errors import (
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import preset
 
-AGENTS = Path(__file__).resolve().parent.parent / "agents"
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
 CARDS = sorted(p for p in AGENTS.glob("*/*.json") if p.with_suffix(".onnx").is_file())
 
 

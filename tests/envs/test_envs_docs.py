@@ -20,7 +20,7 @@ from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.pettingzoo.greed_v0 import raw_env
 from greed_env.rules import preset, preset_names
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_envs_doc_tables_are_current() -> None:

@@ -22,7 +22,7 @@ from greed_env.evaluation import resolve_bot
 from greed_env.rules import preset
 from greed_env.vector.engine import opponent_params
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = preset("farkle5", target=500, entry_threshold=500)
 """Rules whose solver tables build in a second or two."""
 

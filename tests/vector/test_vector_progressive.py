@@ -15,7 +15,7 @@ the reference engine on the same dice codes and actions.
 * Trippn: its tables grow while games meet new (dice state, roll) pairs, alike on numba's
   thread pool, and survive pickling; its roll-off lock-in is played from a loaded position;
 * environment level: the Solitaire (turn, race) and Duel vector envs against the single
-  environments on shared dice are rows of the parametrized tests in ``tests/test_vector_env.py``.
+  environments on shared dice are rows of the parametrized tests in ``tests/vector/test_vector_env.py``.
 """
 
 from __future__ import annotations

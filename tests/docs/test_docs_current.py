@@ -4,7 +4,7 @@ from pathlib import Path
 
 from greed_env.rules.docs import render
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_rules_doc_tables_are_current() -> None:

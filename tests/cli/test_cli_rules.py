@@ -144,7 +144,7 @@ def test_score_errors_exit_2_with_one_line(
 
 
 # ------------------------------------------------------------------------------------------
-# bot specs (the grammar's own tests: tests/test_bots_spec.py)
+# bot specs (the grammar's own tests: tests/bots/test_bots_spec.py)
 
 
 def test_load_builtin_kinds() -> None:

@@ -21,7 +21,7 @@ from greed_env.solver import solve
 from greed_env.solver.carry import carry_tables, rolloff_value
 from greed_env.solver.progress import counter
 
-REFERENCE = Path(__file__).parent / "data" / "solver_duel_reference.npz"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "solver_duel_reference.npz"
 
 
 @pytest.mark.parametrize(("name", "target", "opts"), [("ten_thousand", 1500, {}), ("zilch", 800, {"floor": -500})])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -26,16 +27,7 @@ from greed_env.benchmark import tasks as tasks_module
 from greed_env.bots import BotLoadError, load
 from greed_env.bots.leader import LeaderDuelBot, duel_view
 from greed_env.cli import main
-from greed_env.rules import (
-    apply,
-    apply_roll,
-    is_chance,
-    is_over,
-    legal_moves,
-    new_game,
-    preset,
-    sample_roll,
-)
+from greed_env.rules import State, legal_moves, preset
 
 TINY = Task(
     "ten_thousand/tiny", 1, "field", "ten_thousand", 3, ("threshold-300", "threshold-500"), 7, 6,
@@ -111,25 +103,15 @@ def test_corrupt_result_file_is_refused(tmp_path: Path) -> None:
         read_result(bad)
 
 
-def _random_game_states(name: str, n: int, seed: int, limit: int = 400) -> list:  # type: ignore[type-arg]
+def _states(random_game: Callable, name: str, n: int, seed: int, limit: int) -> list[State]:  # type: ignore[type-arg]
     rules = preset(name)
-    rng = np.random.default_rng(seed)
-    bots = [load("threshold-300", rules), load("random", rules)] * n
-    s = new_game(rules, n, first_player=0)
-    out = []
-    while not is_over(s) and len(out) < limit:
-        if is_chance(s):
-            s = apply_roll(rules, s, sample_roll(rules, s, rng))
-            continue
-        out.append(s)
-        s = apply(rules, s, bots[s.player].act(rules, s, rng))
-    return out
+    return random_game(rules, n, seed, bots=[load("threshold-300", rules), load("random", rules)], limit=limit)[0]
 
 
 @pytest.mark.parametrize(("name", "n", "seed"), [("ten_thousand", 3, 1), ("farkle", 4, 2), ("ten_thousand", 8, 3)])
-def test_duel_view_has_the_same_legal_moves(name: str, n: int, seed: int) -> None:
+def test_duel_view_has_the_same_legal_moves(name: str, n: int, seed: int, random_game: Callable) -> None:  # type: ignore[type-arg]
     rules = preset(name)
-    states = _random_game_states(name, n, seed, limit=3000)
+    states = _states(random_game, name, n, seed, limit=3000)
     if rules.final_round:
         assert any(s.endgame for s in states), "the sample should reach a final round"
     for s in states:
@@ -140,14 +122,14 @@ def test_duel_view_has_the_same_legal_moves(name: str, n: int, seed: int) -> Non
         assert legal_moves(rules, v) == legal_moves(rules, s)
 
 
-def test_leader_duel_plays_legal_moves_and_is_the_duel_bot_for_two() -> None:
+def test_leader_duel_plays_legal_moves_and_is_the_duel_bot_for_two(random_game: Callable) -> None:  # type: ignore[type-arg]
     rules = preset("ten_thousand")
     bot = LeaderDuelBot(rules)
     rng = np.random.default_rng(0)
-    for s in _random_game_states("ten_thousand", 4, 5, limit=300):
+    for s in _states(random_game, "ten_thousand", 4, 5, limit=300):
         assert bot.act(rules, s, rng) in legal_moves(rules, s)
     duel = bot._duel
-    for s in _random_game_states("ten_thousand", 2, 6, limit=200):
+    for s in _states(random_game, "ten_thousand", 2, 6, limit=200):
         assert bot.act(rules, s, rng) == duel.act(rules, s, rng)
     with pytest.raises(BotLoadError, match="carry-over"):
         LeaderDuelBot(preset("progressive"))
