@@ -311,6 +311,28 @@ def _optimal(rules: Rules, objective: str, name: str) -> Bot:
     return _RulesBound(cls(rules, objective), rules, name)
 
 
+def _ladder_rungs(rules: Rules) -> list[Any]:
+    """The rungs of the first ``<folder>/<rules>/ladder.json`` (:mod:`greed_env.solver.ladder`);
+    none without the solver, the file, or a duel bot for ``rules``."""
+    if not optimal_available(rules, "duel"):
+        return []
+    ladder = importlib.import_module("greed_env.solver.ladder")
+    for folder in bot_folders():
+        path = folder / rules.name / ladder.LADDER_FILE
+        if path.is_file():
+            return list(ladder.read_ladder(path, rules))
+    return []
+
+
+def _ladder_bot(rules: Rules, name: str, bot_id: str) -> Bot:
+    rungs = {r.name: r for r in _ladder_rungs(rules)}
+    if name not in rungs:
+        known = ", ".join(f"{rules.name}/{n}" for n in rungs) or "none"
+        raise UnknownBotError(f"unknown bot {bot_id!r}; ladder bots for {rules.name}: {known}")
+    ladder = importlib.import_module("greed_env.solver.ladder")
+    return _RulesBound(ladder.LadderBot(rules, rungs[name].temperature, name=bot_id), rules, bot_id)
+
+
 # ------------------------------------------------------------------------------------------
 # loading
 
@@ -401,6 +423,8 @@ def load(spec: str, rules: Rules | None = None, **options: Any) -> Bot:
                 f"unknown bot {text!r}: optimal objectives are {', '.join(_solver_objectives() or OPTIMAL_OBJECTIVES)}"
             )
         return _optimal(target, objective, bot_id)
+    if name.startswith("ladder-"):
+        return _ladder_bot(target, name, bot_id)
     card = find_card(bot_id)
     if card is None:
         preset_name = bot_id.split("/", 1)[0]
@@ -445,6 +469,14 @@ def list_bots(rules_name: str | None = None) -> list[BotInfo]:
                 out[f"{rn}/{name}"] = BotInfo(
                     f"{rn}/{name}", rn, name, "optimal", text + _table_note(r, objective), ratings.get(name, "")
                 )
+        try:
+            rungs = _ladder_rungs(r)
+        except ValueError as exc:  # a ladder.json made for other rules, or malformed
+            out[f"{rn}/ladder"] = BotInfo(f"{rn}/ladder", rn, "ladder", "ladder", "", problem=str(exc))
+            rungs = []
+        for rung in rungs:
+            info = f"ladder: optimal duel policy softened by temperature {rung.temperature:g}"
+            out[f"{rn}/{rung.name}"] = BotInfo(f"{rn}/{rung.name}", rn, rung.name, "ladder", info, rung.strength())
     seen: set[str] = set()
     for bot_id, path in _card_files():
         rn, name = bot_id.split("/", 1)
