@@ -475,7 +475,7 @@ def list_bots(rules_name: str | None = None) -> list[BotInfo]:
             out[f"{rn}/ladder"] = BotInfo(f"{rn}/ladder", rn, "ladder", "ladder", "", problem=str(exc))
             rungs = []
         for rung in rungs:
-            info = f"ladder: optimal duel policy softened by temperature {rung.temperature:g}"
+            info = f"optimal-duel's moves drawn by a softmax of their win probabilities, temperature {rung.temperature:g}"
             out[f"{rn}/{rung.name}"] = BotInfo(f"{rn}/{rung.name}", rn, rung.name, "ladder", info, rung.strength())
     seen: set[str] = set()
     for bot_id, path in _card_files():

@@ -265,7 +265,7 @@ class Rung:
         """One line for ``greed bots``."""
         return (
             f"{100 * self.win_rate:.1f}% ±{100 * self.win_ci95:.1f} vs optimal-duel "
-            f"({self.method}, {self.games:,} seat-balanced games; temperature {self.temperature:g})"
+            f"({self.method}, {self.games:,} seat-balanced games)"
         )
 
 
