@@ -175,3 +175,15 @@ def test_registry_lists_and_loads_the_rungs(path: Path) -> None:
     assert moves == _play(registry.load(f"{name}/{rungs[0].name}"), name, seed=5)
     with pytest.raises(registry.UnknownBotError, match="ladder bots for"):
         registry.load(f"{name}/ladder-99")
+
+
+def test_calibration_writes_a_ladder_that_loads(tmp_path: Path) -> None:
+    from greed_env.solver.ladder import PROBE_TEMPERATURES, main
+
+    assert main(["farkle5", "--out", str(tmp_path), "--targets", "0.3", "--probe-games", "20", "--games", "20"]) == 0
+    rungs = read_ladder(tmp_path / LADDER_FILE, preset("farkle5"))
+    assert [r.name for r in rungs] == ["ladder-30"]
+    assert min(PROBE_TEMPERATURES) <= rungs[0].temperature <= max(PROBE_TEMPERATURES)
+    data = json.loads((tmp_path / LADDER_FILE).read_text())
+    assert len(data["measurements"]) >= len(PROBE_TEMPERATURES) + 1
+    assert data["command"].startswith("python -m greed_env.solver.ladder farkle5")
