@@ -30,6 +30,13 @@ slowly. :func:`featurize` appends exact, parameter-free readings of the same ent
   banking wins 6%, rolling on 45%), which is neither the final round's rule (bank once ahead)
   nor the rest of the game's. The crossing readings come after the margin readings, so a
   ``margin-final`` network is a ``margin-cross`` one whose weights on them are zero.
+* with ``bar_readings`` (version 3; set by :meth:`FeatureConfig.for_rules` for rules whose
+  reroll-all must be beaten, ``greed``): the points the next keep must beat after a reroll of
+  all the dice, in thousands and as a thermometer on the turn total's levels (all zero while
+  no bar is set). After a reroll the turn total is 0, so without them the bar (the points given
+  up, 50-3,000) reaches the network only as 0.005-0.3 of the target, while the value of the
+  position falls steeply with it (``greed``: about 450 points at a bar of 50, 300 at 200). The
+  readings come last, so a network without them is one whose weights on them are zero.
 
 The torch module :class:`greed_env.train.features.GreedFeatures` computes the same thing inside
 the policy network, so saved models, exported ONNX graphs and :class:`NumpyPolicy` all see the
@@ -56,7 +63,7 @@ from greed_env.rules import IllegalKeep, Rules, read_keep
 
 __all__ = ["FEATURES_VERSION", "FeatureConfig", "action_features", "featurize"]
 
-FEATURES_VERSION = 2
+FEATURES_VERSION = 3
 
 I_SHOWING = OBS_INDEX["showing_1"]
 I_IN_HAND = OBS_INDEX["dice_in_hand"]
@@ -65,6 +72,7 @@ I_SCORE = OBS_INDEX["score_0"]
 I_PRESENT = OBS_INDEX["seat_present_0"]
 I_MY_TURN = OBS_INDEX["my_turn"]
 I_FINAL_ROUND = OBS_INDEX["final_round"]
+I_BAR = OBS_INDEX["bar"]
 MAX_SEATS = I_SCORE - I_PRESENT
 MARGIN_CLIP = 10.0
 """The linear margin reading is clipped to +-10,000 points."""
@@ -87,6 +95,7 @@ class FeatureConfig:
     margin_high: int = 0
     margin_final: bool = False
     margin_cross: bool = False
+    bar_readings: bool = False
     version: int = FEATURES_VERSION
 
     @classmethod
@@ -100,9 +109,12 @@ class FeatureConfig:
         The margin thermometer spans -30% .. +10% of the target in 50-point steps
         (-3,000 .. +1,000 in ``ten_thousand``): final-round deficits and the lead worth
         stopping at lie there.
+
+        Rules whose reroll-all sets a bar to beat (``reroll_all_must_beat``) get the bar readings.
         """
+        bar = bool(rules.reroll_all and rules.reroll_all_must_beat)
         if not margin:
-            return cls(num_dice=rules.num_dice, target=rules.target)
+            return cls(num_dice=rules.num_dice, target=rules.target, bar_readings=bar)
         step = 50
         low = -step * max(1, (3 * rules.target) // (10 * step))
         high = step * max(1, rules.target // (10 * step))
@@ -114,6 +126,7 @@ class FeatureConfig:
             margin_high=high,
             margin_final=final_only,
             margin_cross=cross,
+            bar_readings=bar,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,13 +134,16 @@ class FeatureConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FeatureConfig:
-        """Read a saved config; version 1 (before the margin readings) loads without them."""
+        """Read a saved config; versions 1 (before the margin readings) and 2 (before the bar
+        readings) load without them."""
         version = data.get("version", 0)
-        if version not in (1, FEATURES_VERSION):
-            raise ValueError(f"feature version {version!r} is not 1 or {FEATURES_VERSION}")
+        if version not in (1, 2, FEATURES_VERSION):
+            raise ValueError(f"feature version {version!r} is not 1, 2 or {FEATURES_VERSION}")
         fields = dict(data)
         if version == 1 and any(k.startswith("margin") for k in fields):
             raise ValueError("feature version 1 has no margin readings")
+        if version < 3 and "bar_readings" in fields:
+            raise ValueError(f"feature version {version} has no bar readings")
         fields["version"] = FEATURES_VERSION
         cfg = cls(**fields)
         if cfg.margin_step < 0 or (cfg.margin_step and cfg.margin_low >= cfg.margin_high):
@@ -161,7 +177,12 @@ class FeatureConfig:
     @property
     def extra_dim(self) -> int:
         base = 7 * self.num_dice + 1 + len(self.point_levels()) + 2 * len(self.score_levels())
-        return base + self.margin_dim * (2 if self.margin_cross else 1)
+        return base + self.margin_dim * (2 if self.margin_cross else 1) + self.bar_dim
+
+    @property
+    def bar_dim(self) -> int:
+        """Readings of the reroll-all bar (the linear one and the thermometer), 0 without them."""
+        return 1 + len(self.point_levels()) if self.bar_readings else 0
 
     def out_dim(self, obs_dim: int) -> int:
         return obs_dim + self.extra_dim
@@ -191,6 +212,9 @@ def featurize(obs: np.ndarray, cfg: FeatureConfig) -> np.ndarray:
         if cfg.margin_cross:
             cross = ~final & (banked_after(x, target) >= target - np.float32(CROSS_SLACK))
             parts += [lin * cross, thermo & cross]
+    if cfg.bar_readings:
+        bar = x[:, I_BAR : I_BAR + 1] * target
+        parts += [bar / np.float32(1000.0), bar >= cfg.point_levels()[None, :]]
     return np.concatenate([p.astype(np.float32) for p in parts], axis=1)
 
 

@@ -15,6 +15,9 @@ spec                                bot
 ``leader-duel``                     the optimal duel policy against the leading opponent, for
                                     three or more players (:class:`~greed_env.bots.leader.
                                     LeaderDuelBot`; optimal-duel itself with two)
+``PRESET/ladder-NN``                the difficulty ladder's rung of about NN% against optimal-duel
+                                    (:class:`~greed_env.solver.ladder.LadderBot`, from the
+                                    preset's ``ladder.json`` in a bot folder)
 ``PRESET/NAME``                     ``NAME`` for that preset: a heuristic as above, the solver
                                     bot for the preset's rules, or the exported bot whose card
                                     is ``PRESET/NAME.json`` in a bot folder
@@ -49,7 +52,7 @@ from greed_env.bots.leader import LeaderDuelBot
 from greed_env.bots.numpy_backend import PolicyBot, load_policy
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.bots.optimal import optimal_bot, solver_bot
-from greed_env.bots.registry import find_card, list_bots
+from greed_env.bots.registry import find_card, ladder_bot, list_bots
 from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.rules import Rules, preset, preset_names
 
@@ -89,6 +92,8 @@ def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot
     if parsed.kind == "leader":
         return LeaderDuelBot(target, optimal_bot(target, "duel"))
     bot_id = f"{target.name}/{parsed.name}"
+    if parsed.name.startswith("ladder-"):
+        return ladder_bot(target, parsed.name, bot_id)
     card = find_card(bot_id)
     if card is None:
         known = [b.id for b in list_bots(target.name)] if target.name in preset_names() else []

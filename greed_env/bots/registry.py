@@ -33,12 +33,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from greed_env.bots import optimal
+from greed_env.bots.base import Bot
 from greed_env.bots.cards import check_compatible, read_card, summarize_card
 from greed_env.bots.errors import BotLoadError, UnknownBotError
 from greed_env.bots.spec import parse_spec
-from greed_env.rules import preset, preset_names
+from greed_env.rules import Rules, preset, preset_names
 
 __all__ = [
     "BOTS_PATH_ENV",
@@ -46,6 +48,8 @@ __all__ = [
     "BotInfo",
     "bot_folders",
     "find_card",
+    "ladder_bot",
+    "ladder_rungs",
     "list_bots",
 ]
 
@@ -153,6 +157,39 @@ def _heuristic_description(name: str) -> str:
     return f"banks at {spec.bank_at}+ points, {keep}"
 
 
+def ladder_rungs(rules: Rules) -> list[Any]:
+    """The rungs of the first ``<folder>/<rules>/ladder.json`` (:mod:`greed_env.solver.ladder`);
+    none without the file or a duel bot for ``rules``.
+
+    Raises:
+        ValueError: a ladder file made for other rules, or malformed.
+    """
+    if not optimal.optimal_available(rules, "duel"):
+        return []
+    from greed_env.solver import ladder  # numba kernels: loaded when a ladder is asked for
+
+    for folder in bot_folders():
+        path = folder / rules.name / ladder.LADDER_FILE
+        if path.is_file():
+            return list(ladder.read_ladder(path, rules))
+    return []
+
+
+def ladder_bot(rules: Rules, name: str, bot_id: str) -> Bot:
+    """The ladder rung ``name`` (``ladder-NN``) of ``rules``.
+
+    Raises:
+        UnknownBotError: no such rung (the message lists the rungs).
+    """
+    rungs = {r.name: r for r in ladder_rungs(rules)}
+    if name not in rungs:
+        known = ", ".join(f"{rules.name}/{n}" for n in rungs) or "none"
+        raise UnknownBotError(f"unknown bot {bot_id!r}; ladder bots for {rules.name}: {known}")
+    from greed_env.solver import ladder
+
+    return ladder.LadderBot(rules, rungs[name].temperature, optimal=optimal.optimal_bot(rules, "duel"), name=bot_id)
+
+
 # ------------------------------------------------------------------------------------------
 # listing
 
@@ -179,6 +216,14 @@ def list_bots(rules_name: str | None = None) -> list[BotInfo]:
                 out[f"{rn}/{name}"] = BotInfo(
                     f"{rn}/{name}", rn, name, "optimal", text + optimal.table_note(r, objective), ratings.get(name, "")
                 )
+        try:
+            rungs = ladder_rungs(r)
+        except ValueError as exc:  # a ladder.json made for other rules, or malformed
+            out[f"{rn}/ladder"] = BotInfo(f"{rn}/ladder", rn, "ladder", "ladder", "", problem=str(exc))
+            rungs = []
+        for rung in rungs:
+            info = f"optimal-duel's moves drawn by a softmax of their win probabilities, temperature {rung.temperature:g}"
+            out[f"{rn}/{rung.name}"] = BotInfo(f"{rn}/{rung.name}", rn, rung.name, "ladder", info, rung.strength())
     seen: set[str] = set()
     for bot_id, path in _card_files():
         rn, name = bot_id.split("/", 1)

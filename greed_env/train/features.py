@@ -24,6 +24,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from greed_env.bots.featurize import (
     CROSS_SLACK,
+    I_BAR,
     I_FINAL_ROUND,
     I_IN_HAND,
     I_MY_TURN,
@@ -61,6 +62,7 @@ class GreedFeatures(BaseFeaturesExtractor):
         self.margin_final = bool(cfg.margin_final)
         self.margin_cross = bool(cfg.margin_cross)
         self.register_buffer("margin_lv", torch.as_tensor(cfg.margin_levels()), persistent=False)
+        self.bar_readings = bool(cfg.bar_readings)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         x = observations.float()
@@ -90,6 +92,9 @@ class GreedFeatures(BaseFeaturesExtractor):
             if self.margin_cross:
                 cross = (~final & (self._banked_after(x) >= self.target - CROSS_SLACK)).float()
                 parts += [lin * cross, lv * cross]
+        if self.bar_readings:
+            bar = x[:, I_BAR : I_BAR + 1] * self.target
+            parts += [bar / 1000.0, (bar >= self.point_lv.view(1, -1)).float()]
         return torch.cat(parts, dim=1)
 
     def _margin(self, x: torch.Tensor) -> torch.Tensor:
