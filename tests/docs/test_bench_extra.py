@@ -4,8 +4,7 @@ PettingZoo baseline (connect_four_v3 needs pygame)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,34 +18,15 @@ def test_bench_extra_declares_pygame_and_dev_includes_it() -> None:
     assert dev and re.search(r'"greed-env\[[^"]*\bbench\b', dev.group(1))
 
 
-def test_bench_vector_runs_with_its_connect_four_baseline() -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "bench_vector.py"),
-            "--repeats", "1", "--decisions", "500", "--baseline-decisions", "200",
-            "--batches", "8", "--subproc-envs", "2", "--ppo-steps", "0",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
+def test_bench_vector_runs_with_its_connect_four_baseline(run_script: Callable) -> None:  # type: ignore[type-arg]
+    proc = run_script(
+        "benchmarks/bench_vector.py",
+        "--repeats", "1", "--decisions", "500", "--baseline-decisions", "200",
+        "--batches", "8", "--subproc-envs", "2", "--ppo-steps", "0",
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
     assert "pettingzoo_connect_four_v3" in proc.stdout
 
 
-def test_bench_envs_runs_with_its_connect_four_baseline() -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "bench_envs.py"),
-            "--repeats", "1", "--seconds", "0.2", "--presets", "farkle",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+def test_bench_envs_runs_with_its_connect_four_baseline(run_script: Callable) -> None:  # type: ignore[type-arg]
+    proc = run_script("benchmarks/bench_envs.py", "--repeats", "1", "--seconds", "0.2", "--presets", "farkle")
     assert "connect_four_v3" in proc.stdout
