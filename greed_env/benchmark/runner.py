@@ -25,7 +25,9 @@ import numpy as np
 from greed_env import __version__
 from greed_env.benchmark.tasks import Task
 from greed_env.bots import load
+from greed_env.bots.loader import spec_rules
 from greed_env.bots.play import play_game
+from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament
 from greed_env.evaluation import evaluate, mean_ci
 from greed_env.files import atomic_write_text
@@ -36,6 +38,7 @@ __all__ = [
     "TaskResult",
     "check_result",
     "load_field_bot",
+    "plays_rules_of",
     "read_result",
     "run_benchmark",
     "run_task",
@@ -118,6 +121,19 @@ def read_result(path: str | Path) -> BenchmarkResult:
 def load_field_bot(spec: str, rules: Rules) -> Any:
     """A bot of a task (the one measured or one of its field): :func:`greed_env.bots.load`."""
     return load(spec, rules)
+
+
+def plays_rules_of(bot: str, task: Task) -> bool:
+    """Whether ``bot`` can be run on ``task``: heuristics and bare names play any rule book; a
+    bot made for one (a trained bot's card, a ``preset/`` id of a solver bot) only its own.
+
+    Raises:
+        BotLoadError: a card that does not read.
+    """
+    if parse_spec(bot).kind in ("random", "threshold"):
+        return True
+    made_for = spec_rules(bot)
+    return made_for is None or made_for.fingerprint == task.rules_fingerprint
 
 
 def _game_rngs(seed: int, i: int, n: int) -> tuple[np.random.Generator, list[np.random.Generator]]:

@@ -7,8 +7,8 @@
 * ``greed benchmark --check RESULT.json --bot SPEC``: rerun the recorded tasks and say, per task,
   whether the new value lands inside the recorded interval.
 * ``greed benchmark TASK... --leaderboard FILE --bots A,B,C --results DIR``: run every bot
-  through the tasks (reusing results already in DIR under the same protocol) and write the
-  leaderboard tables into FILE between its leaderboard markers (or a new file).
+  through the tasks (reusing results already in DIR under the same protocol), then write the
+  leaderboard of every result in DIR into FILE between its leaderboard markers (or a new file).
 """
 
 from __future__ import annotations
@@ -81,15 +81,29 @@ def _safe(bot: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from greed_env.benchmark import UnknownTaskError, match_tasks, run_benchmark, scorecard
+    from greed_env.benchmark import (
+        UnknownTaskError,
+        match_tasks,
+        plays_rules_of,
+        run_benchmark,
+        scorecard,
+    )
+    from greed_env.bots import BotLoadError
 
     if not args.bot:
         return _fail("give the bot to run with --bot SPEC (or --list, --leaderboard)")
     try:
         tasks = match_tasks(args.tasks or ["all"])
         out = check_output_dir(args.out, "--out") if args.out else None
-    except (UnknownTaskError, OutputPathError) as exc:
+        playable = [t for t in tasks if plays_rules_of(args.bot, t)]
+    except (UnknownTaskError, OutputPathError, BotLoadError) as exc:
         return _fail(str(exc))
+    if not playable:
+        return _fail(f"{args.bot} plays none of these tasks' rule books ({', '.join(sorted({t.rules for t in tasks}))})")
+    if len(playable) < len(tasks):
+        print(f"greed benchmark: {args.bot} is made for one rule book: "
+              f"{len(tasks) - len(playable)} tasks of other rule books left out", file=sys.stderr)
+    tasks = playable
     try:
         result = run_benchmark(
             tasks, args.bot, workers=args.workers, progress=_progress(not args.no_progress),
@@ -173,9 +187,11 @@ def _leaderboard(args: argparse.Namespace) -> int:
         BenchmarkResult,
         UnknownTaskError,
         match_tasks,
+        plays_rules_of,
         read_result,
         run_task,
     )
+    from greed_env.bots import BotLoadError
 
     bots = [b.strip() for b in (args.bots or "").split(",") if b.strip()]
     if not bots:
@@ -198,6 +214,11 @@ def _leaderboard(args: argparse.Namespace) -> int:
             if old is not None and old.protocol == task.protocol():
                 continue
             try:
+                if not plays_rules_of(bot, task):
+                    continue
+            except BotLoadError as exc:
+                return _fail(str(exc))
+            try:
                 r = run_task(task, bot, workers=args.workers, progress=progress(task) if progress else None)
             except (ValueError, LookupError) as exc:
                 print(f"greed benchmark: {bot} on {task.id}: skipped ({exc})", file=sys.stderr)
@@ -205,7 +226,11 @@ def _leaderboard(args: argparse.Namespace) -> int:
             print(f"{bot} {task.id}: {_value(r)}", file=sys.stderr)
             known[task.id] = r
             BenchmarkResult(bot, list(known.values())).write(path)
-        collected.append(BenchmarkResult(bot, list(known.values())))
+    for path in sorted(folder.glob("*.json")):
+        try:
+            collected.append(read_result(path))
+        except ValueError as exc:
+            return _fail(str(exc))
     from greed_env.files import atomic_write_text
 
     table = leaderboard_markdown(collected)
@@ -215,7 +240,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
     atomic_write_text(doc, f"{head}{START}\n{table}\n{END}{tail}")
-    print(f"wrote the leaderboard of {len(bots)} bots on {len(tasks)} tasks to {doc}")
+    print(f"wrote the leaderboard of every result in {folder} ({len(collected)} bots) to {doc}")
     return 0
 
 
@@ -248,7 +273,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--check", default=None, metavar="RESULT", help="rerun a recorded result.json and compare")
     p.add_argument("--leaderboard", default=None, metavar="FILE", help="write the leaderboard of --bots into FILE (.md)")
     p.add_argument("--bots", default=None, metavar="A,B,C", help="with --leaderboard: the bots to rank")
-    p.add_argument("--results", default="benchmark-results", metavar="DIR", help="with --leaderboard: per-bot result files (reused)")
+    p.add_argument("--results", default="benchmark-results", metavar="DIR", help="with --leaderboard: per-bot result files (reused; the board shows them all)")
     p.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_main)

@@ -19,6 +19,7 @@ from greed_env.benchmark import (
     check_result,
     get_task,
     match_tasks,
+    plays_rules_of,
     read_result,
     run_task,
     scorecard,
@@ -160,3 +161,15 @@ def test_cli_leaderboard_writes_between_markers(tiny: Task, tmp_path: Path) -> N
     saved = read_result(tmp_path / "res" / "threshold-300.json")
     assert [r.task for r in saved.results] == [tiny.id]
     assert isinstance(saved.results[0], TaskResult)
+    again = ["benchmark", tiny.id, "--leaderboard", str(doc), "--bots", "threshold-500",
+             "--results", str(tmp_path / "res"), "--no-progress"]
+    assert main(again) == 0  # nothing to run: the board still shows every saved result
+    assert "`threshold-300`" in doc.read_text() and "`threshold-500`" in doc.read_text()
+
+
+def test_a_bot_made_for_one_rule_book_runs_only_its_tasks(capsys: pytest.CaptureFixture[str]) -> None:
+    assert plays_rules_of("farkle/ppo-turn", get_task("farkle/turn"))
+    assert not plays_rules_of("farkle/ppo-turn", get_task("greed/turn"))
+    assert plays_rules_of("threshold:300", get_task("greed/turn")) and plays_rules_of("optimal-turn", get_task("greed/turn"))
+    assert main(["benchmark", "greed/turn", "--bot", "farkle/ppo-turn", "--no-progress"]) == 2
+    assert "plays none of these tasks' rule books (greed)" in capsys.readouterr().err
