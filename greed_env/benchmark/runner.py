@@ -36,6 +36,7 @@ from greed_env.rules import Rules, preset
 __all__ = [
     "BenchmarkResult",
     "TaskResult",
+    "beside",
     "check_result",
     "load_field_bot",
     "plays_rules_of",
@@ -43,6 +44,7 @@ __all__ = [
     "run_benchmark",
     "run_task",
     "scorecard",
+    "stderr_progress",
 ]
 
 Progress = Callable[[int, int], None]
@@ -204,12 +206,8 @@ def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progr
 # turn, duel and Elo tasks (through greed_env.evaluation and the tournament)
 
 
-def _is_random(spec: str) -> bool:
-    return spec.strip().removeprefix("bot:").rsplit("/", 1)[-1] == "random"
-
-
 def _run_turn(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
-    exact = not _is_random(bot)
+    exact = parse_spec(bot).kind != "random"
     r = evaluate(
         bot, rules, "turn", episodes=task.games, seed=task.seed, workers=workers, exact=exact,
         exact_max_positions=3_000_000, progress=(lambda d: progress(d, task.games)) if progress else None,
@@ -304,6 +302,19 @@ def format_value(r: TaskResult) -> str:
     return _fmt(str(r.protocol["kind"]), r.value, r.ci95)
 
 
+def beside(r: TaskResult) -> str:
+    """What a scorecard or leaderboard row shows beside the headline: the regret estimate of a
+    duel, the regret per decision of a turn task, the fair share of a field task."""
+    if "regret_estimate" in r.extra:
+        return f"regret estimate {100 * r.extra['regret_estimate']:.2f} ± {100 * r.extra['regret_estimate_ci95']:.2f}%"
+    if r.protocol["kind"] == "turn":
+        text = f"{r.extra.get('mean_regret_per_decision', float('nan')):.2f} pts regret/decision"
+        return text + (" (sampled)" if "note" in r.extra else "")
+    if "fair_share" in r.extra:
+        return f"fair share {100 * r.extra['fair_share']:.1f}%"
+    return ""
+
+
 def scorecard(result: BenchmarkResult) -> str:
     """A Markdown scorecard of one bot's results."""
     lines = [
@@ -316,16 +327,9 @@ def scorecard(result: BenchmarkResult) -> str:
     ]
     for r in result.results:
         p = r.protocol
-        side = ""
-        if "regret_estimate" in r.extra:
-            side = f"regret estimate {100 * r.extra['regret_estimate']:.2f} ± {100 * r.extra['regret_estimate_ci95']:.2f}%"
-        elif "mean_regret_per_decision" in r.extra and p["kind"] == "turn":
-            side = f"regret {r.extra['mean_regret_per_decision']:.2f} pts/decision"
-        elif "fair_share" in r.extra:
-            side = f"fair share {100 * r.extra['fair_share']:.1f}%"
         lines.append(
             f"| `{r.task}` | {p['metric']} | {format_value(r)} | {p['games']:,} | {p['seed']} | "
-            f"`{p['rules_fingerprint']}` | {side} |"
+            f"`{p['rules_fingerprint']}` | {beside(r)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -338,7 +342,7 @@ def check_result(recorded: TaskResult, new: TaskResult) -> bool:
     return abs(recorded.value - new.value) <= math.hypot(recorded.ci95, new.ci95) + 1e-12
 
 
-def _stderr_progress(label: str) -> Progress:
+def stderr_progress(label: str) -> Progress:
     """A plain progress line on stderr (used when tqdm is missing)."""
     state = {"last": -1.0}
 

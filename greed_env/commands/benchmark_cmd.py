@@ -43,9 +43,9 @@ def _progress(enabled: bool) -> Any:
     try:
         from tqdm import tqdm
     except ImportError:
-        from greed_env.benchmark.runner import _stderr_progress
+        from greed_env.benchmark.runner import stderr_progress
 
-        return lambda task: _stderr_progress(task.id)
+        return lambda task: stderr_progress(task.id)
 
     def make(task: Any) -> Any:
         bar = tqdm(total=task.games, desc=task.id, unit="game", file=sys.stderr, dynamic_ncols=True, leave=False)
@@ -154,6 +154,7 @@ def _check(args: argparse.Namespace) -> int:
 def leaderboard_markdown(results: list[Any]) -> str:
     """The leaderboard tables (one per task, best first) from several bots' results."""
     from greed_env.benchmark import TASKS
+    from greed_env.benchmark.runner import beside
 
     by_task: dict[str, list[tuple[str, Any]]] = {}
     for res in results:
@@ -168,16 +169,7 @@ def leaderboard_markdown(results: list[Any]) -> str:
                   f"{' per pair' if task.kind == 'elo' else ''}, seed {task.seed}.", "",
                   "| bot | result | beside it |", "|---|---|---|"]
         for bot, r in rows:
-            side = ""
-            if "regret_estimate" in r.extra:
-                side = f"regret estimate {100 * r.extra['regret_estimate']:.2f} ± {100 * r.extra['regret_estimate_ci95']:.2f}%"
-            elif task.kind == "turn":
-                side = f"{r.extra.get('mean_regret_per_decision', float('nan')):.2f} pts regret/decision"
-                if "note" in r.extra:
-                    side += " (sampled)"
-            elif task.kind == "field":
-                side = f"fair share {100 / task.seats:.1f}%"
-            lines.append(f"| `{bot}` | {_value(r)} | {side} |")
+            lines.append(f"| `{bot}` | {_value(r)} | {beside(r)} |")
         lines.append("")
     return "\n".join(lines)
 
