@@ -66,13 +66,14 @@ def _list(as_json: bool) -> int:
     if as_json:
         print(json.dumps([t.protocol() | {"description": t.description} for t in TASKS.values()], indent=2))
         return 0
-    print(f"{'task':28} {'kind':5} {'seats':>5} {'games':>7}  field / opponent")
+    width = max(len(t.id) for t in TASKS.values())
+    print(f"{'task':{width}} {'kind':5} {'seats':>5} {'games':>7}  field / opponent")
     for t in TASKS.values():
         field = ", ".join(sorted(set(t.field))) if t.field else "-"
         if len(t.field) > 1 and len(set(t.field)) == 1:
             field = f"{len(t.field)} x {t.field[0]}"
-        print(f"{t.id:28} {t.kind:5} {t.seats:>5} {t.games:>7,}  {field}")
-        print(f"{'':28} {t.metric}")
+        print(f"{t.id:{width}} {t.kind:5} {t.seats:>5} {t.games:>7,}  {field}")
+        print(f"{'':{width}} {t.metric}")
     return 0
 
 
