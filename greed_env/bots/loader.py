@@ -27,6 +27,10 @@ spec                                bot
                                     (:class:`~greed_env.bots.numpy_backend.PolicyBot`; torch
                                     only while reading the zip)
 ``FILE.npz``                        a numpy policy snapshot (:class:`PolicyBot`)
+``py:MODULE:ATTR``                  Python code: ``ATTR`` of the module ``MODULE`` (a dotted
+``py:path/to/file.py:ATTR``         name on ``sys.path``, or a ``.py`` file): a bot instance,
+                                    or a class or factory called with ``rules=`` when it takes
+                                    a ``rules`` parameter and with no arguments otherwise
 ==================================  =========================================================
 
 Any spec may carry a ``bot:`` prefix. ``rules`` are the rules the bot will play: an optimal
@@ -35,6 +39,11 @@ or trained bot made for other rules is refused at once (:class:`RulesMismatchErr
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +95,8 @@ def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot
         return ThresholdBot(bank_at=parsed.bank_at, keep=parsed.keep, name=parsed.text)
     if parsed.kind == "file":
         return _load_file(Path(parsed.path).expanduser(), rules, **options)
+    if parsed.kind == "python":
+        return _load_python(parsed, rules)
     target = _bot_rules(parsed, rules)
     if parsed.kind == "optimal":
         return solver_bot(target, parsed.objective, parsed.text)
@@ -99,7 +110,8 @@ def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot
         known = [b.id for b in list_bots(target.name)] if target.name in preset_names() else []
         raise UnknownBotError(
             f"unknown bot {parsed.text!r}; known for {target.name}: {', '.join(known) or 'none'}; "
-            "built-in kinds: random, threshold[-N], optimal[-OBJECTIVE], leader-duel, files (.json, .onnx, .zip, .npz)"
+            "built-in kinds: random, threshold[-N], optimal[-OBJECTIVE], leader-duel, files (.json, .onnx, .zip, .npz), "
+            "py:MODULE:ATTRIBUTE"
         )
     return OnnxBot.from_card(card, rules=rules, **options)
 
@@ -139,6 +151,59 @@ def _bot_rules(parsed: BotSpec, rules: Rules | None) -> Rules:
         )
         raise RulesMismatchError(f"{rules_mismatch_message(f'bot {parsed.text}', target, rules)}; {advice}")
     return target
+
+
+def _load_python(parsed: BotSpec, rules: Rules | None) -> Bot:
+    """The bot a ``py:MODULE:ATTR`` spec names (see the module docstring)."""
+    where = f"bot {parsed.text!r}"
+    module = _import_module(parsed.path, where)
+    if not hasattr(module, parsed.name):
+        raise UnknownBotError(f"{where}: module {parsed.path!r} has no attribute {parsed.name!r}")
+    made = getattr(module, parsed.name)
+    if inspect.isclass(made) or (not isinstance(made, Bot) and callable(made)):
+        try:
+            takes_rules = "rules" in inspect.signature(made).parameters
+        except (TypeError, ValueError):
+            takes_rules = False
+        if takes_rules and rules is None:
+            raise UnknownBotError(f"{where}: {parsed.name} takes the rules to play; pass them (--rules)")
+        try:
+            made = made(rules=rules) if takes_rules else made()
+        except Exception as exc:  # the user's constructor: report any failure as a load error
+            raise BotLoadError(f"{where}: calling {parsed.name} failed: {type(exc).__name__}: {exc}") from exc
+    if inspect.isclass(made) or not isinstance(made, Bot):
+        raise BotLoadError(
+            f"{where}: {parsed.name} is not a bot (an object with a name and act(rules, state, rng)), "
+            f"nor a class or factory that makes one; got {type(made).__name__}"
+        )
+    return made
+
+
+def _import_module(name: str, where: str) -> Any:
+    if name.endswith(".py"):
+        path = Path(name).expanduser().resolve()
+        if not path.is_file():
+            raise UnknownBotError(f"{where}: no Python file {name!r}")
+        key = f"greed_env_user_bot_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
+        if key in sys.modules:
+            return sys.modules[key]
+        found = importlib.util.spec_from_file_location(key, path)
+        if found is None or found.loader is None:
+            raise UnknownBotError(f"{where}: {name!r} cannot be imported as a module")
+        module = importlib.util.module_from_spec(found)
+        sys.modules[key] = module
+        try:
+            found.loader.exec_module(module)
+        except Exception as exc:  # the user's module: report any failure as a load error
+            del sys.modules[key]
+            raise BotLoadError(f"{where}: importing {name} failed: {type(exc).__name__}: {exc}") from exc
+        return module
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        raise UnknownBotError(f"{where}: no module {name!r} ({exc})") from exc
+    except Exception as exc:  # the user's module: report any failure as a load error
+        raise BotLoadError(f"{where}: importing {name} failed: {type(exc).__name__}: {exc}") from exc
 
 
 def _load_file(path: Path, rules: Rules | None, **options: Any) -> Bot:

@@ -4,7 +4,8 @@ One grammar, read by :func:`parse_spec` and played by :func:`greed_env.bots.load
 bot is named (``greed play``, ``eval``, ``tournament``, ``bots``, ``export``, the environments'
 opponents, evaluation and tournaments)::
 
-    spec      := ["bot:"] (file | [preset "/"] name)
+    spec      := ["bot:"] (python | file | [preset "/"] name)
+    python    := "py:" (dotted.module | path.py) ":" attribute     a Bot class, factory or instance
     name      := "random"
                | "threshold" [(":" | "-") N ["-" keep]]     keep: max-score | keep-most | keep-fewest
                | "optimal" [(":" | "-") objective]          objective: the solver's objectives
@@ -15,10 +16,14 @@ opponents, evaluation and tournaments)::
 
 Names are read case-insensitively and surrounding spaces are ignored. ``optimal`` alone is
 ``optimal-duel``. A ``preset/`` prefix places a heuristic in listings (heuristics play any
-rules) but binds an optimal or exported bot to that preset's rules.
+rules) but binds an optimal or exported bot to that preset's rules. A ``py:`` spec names Python
+code: ``py:my_package.bots:CautiousBot`` or ``py:./my_bot.py:CautiousBot`` (see
+:func:`greed_env.bots.load` for how the attribute becomes a bot).
 
 >>> parse_spec("bot:greed/threshold-750-keep-most")
 BotSpec(kind='threshold', text='greed/threshold-750-keep-most', preset='greed', name='threshold-750-keep-most', bank_at=750, keep='keep-most', objective='', path='')
+>>> parse_spec("py:my_bots.py:Cautious").path
+'my_bots.py'
 >>> parse_spec("optimal").objective
 'duel'
 >>> parse_spec("threshold:lots")
@@ -51,14 +56,15 @@ class BotSpec:
 
     Attributes:
         kind: ``random``, ``threshold``, ``optimal``, ``leader`` (``leader-duel``), ``exported``
-            (a card in a bot folder) or ``file``.
+            (a card in a bot folder), ``file`` or ``python`` (``py:MODULE:ATTRIBUTE``).
         text: the spec without surrounding spaces and without the ``bot:`` prefix; the name
             the bot plays under.
         preset: the rules preset of a ``preset/name`` id, or ``""``.
         name: the part after ``preset/`` (lower case for built-in kinds).
         bank_at, keep: a threshold bot's bank-at points and keep style.
         objective: an optimal bot's objective.
-        path: a file spec's path.
+        path: a file spec's path; a ``python`` spec's module (dotted name or ``.py`` path),
+            whose attribute is ``name``.
     """
 
     kind: str
@@ -84,6 +90,15 @@ def parse_spec(spec: str) -> BotSpec:
     if not text:
         raise UnknownBotError("empty bot spec")
     lowered = text.lower()
+    if lowered.startswith("py:"):
+        module, sep, attribute = text[3:].strip().rpartition(":")
+        module, attribute = module.strip(), attribute.strip()
+        if not sep or not module or not attribute.isidentifier():
+            raise UnknownBotError(
+                f"bot {text!r}: a Python bot is py:MODULE:ATTRIBUTE, e.g. py:my_bots:CautiousBot "
+                "or py:./my_bots.py:CautiousBot"
+            )
+        return BotSpec("python", text, name=attribute, path=module)
     if lowered.endswith(BOT_FILE_SUFFIXES) or text.startswith(("/", "./", "../", "~")):
         return BotSpec("file", text, path=text)
     preset, sep, name = text.partition("/")

@@ -241,7 +241,7 @@ def register(subparsers: Any) -> None:
         "with a 95% CI beside the optimal value, its regret per decision, and plots.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    ev.add_argument("bot", help="bot spec, as in greed play: random, threshold-N, optimal-turn (optimal alone: optimal-duel), a registry id, or a file (.json / .onnx exported bot, .zip / .npz model)")
+    ev.add_argument("bot", help="bot spec, as in greed play: random, threshold-N, optimal-turn (optimal alone: optimal-duel), a registry id, a file (.json / .onnx exported bot, .zip / .npz model) or py:MODULE:ATTR")
     ev.add_argument("--rules", default=None, help="rules preset (default: the model card's, else ten_thousand)")
     ev.add_argument(
         "--objective",

@@ -45,6 +45,9 @@ SMALL = preset("farkle5", target=500, entry_threshold=500)
         ("agents/farkle/ppo-turn.onnx", "file", {"path": "agents/farkle/ppo-turn.onnx"}),
         ("run/model.zip", "file", {}),
         ("./snap.npz", "file", {}),
+        ("py:greed_env.bots.base:RandomBot", "python", {"path": "greed_env.bots.base", "name": "RandomBot"}),
+        ("bot:py:./my_bots.py:Cautious", "python", {"path": "./my_bots.py", "name": "Cautious"}),
+        ("py:C:/bots/mine.py:Cautious", "python", {"path": "C:/bots/mine.py", "name": "Cautious"}),
     ],
 )
 def test_the_grammar(spec: str, kind: str, fields: dict[str, Any]) -> None:
@@ -62,6 +65,10 @@ def test_the_grammar(spec: str, kind: str, fields: dict[str, Any]) -> None:
         ("threshold:lots", "whole number"),
         ("threshold-400-keep-all", "keep style"),
         ("optimal-", "name an objective"),
+        ("py:my_bots", "py:MODULE:ATTRIBUTE"),
+        ("py:my_bots:", "py:MODULE:ATTRIBUTE"),
+        ("py::Cautious", "py:MODULE:ATTRIBUTE"),
+        ("py:my_bots:not-a-name", "py:MODULE:ATTRIBUTE"),
     ],
 )
 def test_bad_specs_name_the_problem(spec: str, match: str) -> None:
@@ -153,3 +160,56 @@ def test_files_and_unknown_names_are_refused_clearly(tmp_path: Path) -> None:
     with pytest.raises(BotLoadError, match="give an id <rules>/ppo-turn"):
         load("ppo-turn")
     assert isinstance(load("random"), RandomBot)
+
+
+USER_BOTS = """
+from dataclasses import dataclass
+from greed_env.bots.base import ThresholdBot
+
+class NeedsRules:
+    def __init__(self, rules):
+        self.name = "needs-rules"
+        self.inner = ThresholdBot(bank_at=rules.target // 20)
+
+    def act(self, rules, state, rng):
+        return self.inner.act(rules, state, rng)
+
+def cautious():
+    return ThresholdBot(bank_at=250, name="cautious")
+
+READY = ThresholdBot(bank_at=600, name="ready")
+NOT_A_BOT = 42
+
+def broken():
+    raise RuntimeError("no luck")
+"""
+
+
+def test_python_code_by_import_path(tmp_path: Path) -> None:
+    assert isinstance(load("py:greed_env.bots.base:RandomBot", SMALL), RandomBot)
+    source = tmp_path / "user_bots.py"
+    source.write_text(USER_BOTS)
+    needs = load(f"py:{source}:NeedsRules", SMALL)
+    assert needs.name == "needs-rules" and needs.inner.bank_at == SMALL.target // 20  # type: ignore[attr-defined]
+    assert load(f"py:{source}:cautious", SMALL).bank_at == 250  # type: ignore[attr-defined]
+    assert load(f"py:{source}:READY").bank_at == 600  # type: ignore[attr-defined]
+    seat = parse_players(f"human,py:{source}:cautious", SMALL)[1]
+    assert seat.bot is not None and seat.bot.name == "cautious"
+    assert DuelEnv(SMALL, opponent=f"py:{source}:READY").opponent.name == "ready"
+    result = run_tournament(SMALL, ["threshold", f"py:{source}:cautious"], 2)
+    assert [p.games for p in result.pairs] == [2]
+    with pytest.raises(UnknownBotError, match="takes the rules to play"):
+        load(f"py:{source}:NeedsRules")
+    with pytest.raises(UnknownBotError, match="has no attribute 'Missing'"):
+        load(f"py:{source}:Missing", SMALL)
+    with pytest.raises(BotLoadError, match=r"NOT_A_BOT is not a bot .*got int"):
+        load(f"py:{source}:NOT_A_BOT", SMALL)
+    with pytest.raises(BotLoadError, match="calling broken failed: RuntimeError: no luck"):
+        load(f"py:{source}:broken", SMALL)
+    with pytest.raises(UnknownBotError, match="no module 'no_such_module_here'"):
+        load("py:no_such_module_here:Bot", SMALL)
+    with pytest.raises(UnknownBotError, match="no Python file"):
+        load(f"py:{tmp_path / 'absent.py'}:Bot", SMALL)
+    (tmp_path / "bad_syntax.py").write_text("def (:\n")
+    with pytest.raises(BotLoadError, match=r"importing .*bad_syntax\.py failed: SyntaxError"):
+        load(f"py:{tmp_path / 'bad_syntax.py'}:Bot", SMALL)

@@ -149,6 +149,14 @@ def test_cli_list_run_and_check(tiny: Task, tmp_path: Path, capsys: pytest.Captu
     assert "unknown benchmark task 'nope/x'" in capsys.readouterr().err
 
 
+def test_a_python_bot_by_import_path_runs_in_worker_processes(tiny: Task, tmp_path: Path) -> None:
+    source = tmp_path / "house_bot.py"
+    source.write_text("from greed_env.bots.base import ThresholdBot\n\ndef make():\n    return ThresholdBot(bank_at=400)\n")
+    mine = run_task(tiny, f"py:{source}:make", workers=2)
+    same = run_task(tiny, "threshold:400")
+    assert (mine.value, mine.ci95) == (same.value, same.ci95)
+
+
 def test_cli_leaderboard_writes_between_markers(tiny: Task, tmp_path: Path) -> None:
     doc = tmp_path / "board.md"
     doc.write_text("# Board\n\nintro\n\n<!-- leaderboard:start -->\nSTALE ROWS\n<!-- leaderboard:end -->\n\noutro\n")
