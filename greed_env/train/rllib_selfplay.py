@@ -71,6 +71,8 @@ class Args:
     """remote sampling actors (0: sample in this process)"""
     num_envs_per_env_runner: int = 1
     """games stepped by each runner"""
+    native_games: int = 0
+    """0: each env is one greed_v0 game; N > 0: each env is N games on the native engine (NativeSelfPlayEnv)"""
     num_cpus_per_env_runner: float = 1.0
     """CPUs Ray reserves for each runner"""
     num_learners: int = 0
@@ -236,6 +238,7 @@ def main(args: Args) -> Path:
         entropy_coeff=args.entropy_coeff,
         hidden=(args.net_width,) * args.net_depth,
         seed=args.seed,
+        native_games=args.native_games,
     )
     algo = config.build_algo()
     history = []

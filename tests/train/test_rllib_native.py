@@ -65,3 +65,21 @@ def test_bad_config_is_refused() -> None:
         NativeSelfPlayEnv({"num_players": 1})
     with pytest.raises(ValueError, match="num_games"):
         NativeSelfPlayEnv({"num_games": 0})
+
+
+def test_bench_rllib_baselines_play_legal_random_moves(repo_root: object) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(str(repo_root)) / "benchmarks" / "bench_rllib.py"
+    spec = importlib.util.spec_from_file_location("bench_rllib", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rng = np.random.default_rng(0)
+    masks = (rng.random((200, 12)) < 0.3).astype(np.int8)
+    masks[:, 5] = 1
+    picks = bench._pick(masks, rng.random(200))
+    assert masks[np.arange(200), picks].all() and len(set(picks.tolist())) > 3
+    assert bench.bench_pettingzoo("farkle", 3, 300, 1) > 0
+    assert bench.bench_native("farkle", 3, 16, 600, 1) > 0
