@@ -5,7 +5,9 @@ iteration samples ``--train-batch-size`` agent steps and runs PPO on them. Check
 ``RUN/checkpoints/iter_N`` (RLlib's own format), and at the end the shared policy is exported
 to a greed_env bot, ``RUN/bots/<rules>/NAME.onnx`` + ``NAME.json`` (with
 ``GREED_BOTS_PATH=RUN/bots`` the registry loads it as ``<rules>/NAME``), optionally evaluated
-against the built-in bots.
+against the built-in bots. With ``--eval-every N`` the policy is also exported every ``N``
+iterations and plays the first ``--curve-games`` games of benchmark field tasks (default
+``RULES/ffaK-threshold``), giving the learning curve ``RUN/curve.csv`` / ``curve.json``.
 
 One machine, everything in this process (the defaults)::
 
