@@ -29,7 +29,7 @@ def _script() -> object:
     return selfplay
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def local_ray() -> object:
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     yield ray
