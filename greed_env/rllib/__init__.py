@@ -2,6 +2,9 @@
 
 * :mod:`greed_env.rllib.env`: ``greed_v0`` as an RLlib ``MultiAgentEnv`` with the
   ``{"observations", "action_mask"}`` observations RLlib's masking module reads;
+* :mod:`greed_env.rllib.native`: ``NativeSelfPlayEnv``, many games of the native batched
+  engine as one ``MultiAgentEnv`` (RLlib's multi-agent runners vectorise only by a Python
+  loop over separate envs);
 * :mod:`greed_env.rllib.module`: the action-masking PPO ``RLModule``;
 * :mod:`greed_env.rllib.config`: the self-play ``PPOConfig`` (one shared policy);
 * :mod:`greed_env.rllib.export`: checkpoint -> shared module -> ONNX logits + bot card.
@@ -20,10 +23,12 @@ __all__ = [
     "ENV_NAME",
     "SHARED_MODULE",
     "MaskedPPOTorchRLModule",
+    "NativeSelfPlayEnv",
     "RLlibObservations",
     "export_checkpoint",
     "load_policy_module",
     "make_rllib_env",
+    "register_native_env",
     "register_rllib_env",
     "selfplay_config",
 ]
@@ -34,6 +39,8 @@ _LAZY = {
     "make_rllib_env": "greed_env.rllib.env",
     "register_rllib_env": "greed_env.rllib.env",
     "MaskedPPOTorchRLModule": "greed_env.rllib.module",
+    "NativeSelfPlayEnv": "greed_env.rllib.native",
+    "register_native_env": "greed_env.rllib.native",
     "SHARED_MODULE": "greed_env.rllib.config",
     "selfplay_config": "greed_env.rllib.config",
     "export_checkpoint": "greed_env.rllib.export",

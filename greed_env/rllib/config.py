@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from greed_env.rllib.env import ENV_NAME, register_rllib_env
+from greed_env.rllib.env import register_rllib_env
 
 __all__ = ["SHARED_MODULE", "selfplay_config", "shared_policy"]
 
@@ -40,9 +40,11 @@ def selfplay_config(
     num_epochs: int = 4,
     lr: float = 3e-4,
     gamma: float = 1.0,
+    lambda_: float = 1.0,
     entropy_coeff: float = 0.01,
     hidden: tuple[int, ...] = (128, 128),
     seed: int | None = 0,
+    native_games: int = 0,
 ) -> Any:
     """The PPO configuration of shared-policy self-play on ``greed_v0``.
 
@@ -57,9 +59,14 @@ def selfplay_config(
         num_learners: remote learner actors (0: learn in the driver process).
         rollout_fragment_length: steps per runner per sample call (``"auto"``: from the batch).
         train_batch_size: agent steps per training iteration (per learner).
-        minibatch_size, num_epochs, lr, gamma, entropy_coeff: PPO settings.
+        minibatch_size, num_epochs, lr, gamma, lambda_, entropy_coeff: PPO settings
+            (``lambda_``: GAE lambda).
         hidden: sizes of the policy and value MLP layers.
         seed: seed of RLlib's samplers and of the network initialisation (None: unseeded).
+        native_games: 0 to step ``greed_v0`` (one game per env); N > 0 to step N games per env
+            on the native engine (:class:`greed_env.rllib.native.NativeSelfPlayEnv`, same rules,
+            observations and rewards; ``env_config`` keys ``rules`` and ``num_players`` only);
+            batch sizes then count agent steps (with ``greed_v0`` every env step is one).
 
     Returns:
         A ``ray.rllib.algorithms.ppo.PPOConfig``; ``.build_algo()`` makes the algorithm.
@@ -71,8 +78,16 @@ def selfplay_config(
 
     from greed_env.rllib.module import MaskedPPOTorchRLModule
 
-    register_rllib_env()
-    strict = dict(env_config or {}).get("illegal_action") == "raise"
+    cfg = dict(env_config or {})
+    strict = cfg.get("illegal_action") == "raise"
+    if native_games > 0:
+        from greed_env.rllib.native import register_native_env
+
+        env_name = register_native_env()
+        cfg = {k: cfg[k] for k in ("rules", "num_players") if k in cfg}
+        cfg["num_games"] = native_games
+    else:
+        env_name = register_rllib_env()
     module = RLModuleSpec(
         module_class=MaskedPPOTorchRLModule,
         model_config=DefaultModelConfig(
@@ -81,11 +96,7 @@ def selfplay_config(
     )
     return (
         PPOConfig()
-        .environment(
-            ENV_NAME,
-            env_config=dict(env_config or {}),
-            disable_env_checking=strict,
-        )
+        .environment(env_name, env_config=cfg, disable_env_checking=strict or native_games > 0)
         .framework("torch")
         .env_runners(
             num_env_runners=num_env_runners,
@@ -94,7 +105,12 @@ def selfplay_config(
             rollout_fragment_length=rollout_fragment_length,
         )
         .learners(num_learners=num_learners)
-        .multi_agent(policies={SHARED_MODULE}, policy_mapping_fn=shared_policy)
+        .multi_agent(
+            policies={SHARED_MODULE},
+            policy_mapping_fn=shared_policy,
+            # a native env step is a decision in each of its games: batches count decisions
+            count_steps_by="agent_steps" if native_games > 0 else "env_steps",
+        )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={SHARED_MODULE: module}))
         .training(
             train_batch_size_per_learner=train_batch_size,
@@ -102,6 +118,7 @@ def selfplay_config(
             num_epochs=num_epochs,
             lr=lr,
             gamma=gamma,
+            lambda_=lambda_,
             entropy_coeff=entropy_coeff,
         )
         .debugging(seed=seed)

@@ -5,7 +5,9 @@ iteration samples ``--train-batch-size`` agent steps and runs PPO on them. Check
 ``RUN/checkpoints/iter_N`` (RLlib's own format), and at the end the shared policy is exported
 to a greed_env bot, ``RUN/bots/<rules>/NAME.onnx`` + ``NAME.json`` (with
 ``GREED_BOTS_PATH=RUN/bots`` the registry loads it as ``<rules>/NAME``), optionally evaluated
-against the built-in bots.
+against the built-in bots. With ``--eval-every N`` the policy is also exported every ``N``
+iterations and plays the first ``--curve-games`` games of benchmark field tasks (default
+``RULES/ffaK-threshold``), giving the learning curve ``RUN/curve.csv`` / ``curve.json``.
 
 One machine, everything in this process (the defaults)::
 
@@ -71,6 +73,8 @@ class Args:
     """remote sampling actors (0: sample in this process)"""
     num_envs_per_env_runner: int = 1
     """games stepped by each runner"""
+    native_games: int = 0
+    """0: each env is one greed_v0 game; N > 0: each env is N games on the native engine (NativeSelfPlayEnv)"""
     num_cpus_per_env_runner: float = 1.0
     """CPUs Ray reserves for each runner"""
     num_learners: int = 0
@@ -89,6 +93,16 @@ class Args:
     """positions on which the ONNX bot must act as the RLlib module does"""
     eval_games: int = 0
     """games against each default opponent after the export (0: none)"""
+    eval_every: int = 0
+    """iterations between learning-curve points (0: none); each exports the policy and plays --curve-tasks"""
+    curve_games: int = 500
+    """games per curve point and task: the first games of the task's fixed protocol (same seeds every point)"""
+    curve_tasks: str = ""
+    """comma-separated benchmark tasks of the curve ('': RULES/ffaN-threshold for N = --num-players)"""
+    gae_lambda: float = 1.0
+    """lambda of generalised advantage estimation"""
+    max_minutes: float = 0.0
+    """stop after the iteration that passes this many minutes of training (0: no limit); the last iteration is saved and exported"""
     runs_dir: str = "runs"
     """directory holding one sub-directory per run"""
     run_name: str | None = None
@@ -107,6 +121,81 @@ def _scalar(tree: dict[str, Any], *path: str) -> float | None:
         return None
 
 
+CURVE_COLUMNS = (
+    "iteration", "env_steps", "train_seconds", "task", "games", "share", "ci95", "low", "high",
+    "fair_share",
+)
+"""Columns of ``RUN/curve.csv``."""
+
+
+def _curve_tasks(args: Args) -> list[Any]:
+    """The benchmark tasks of the learning curve (checked before training starts).
+
+    Raises:
+        UnknownTaskError: a task that does not exist; ValueError: one for other rules or seats.
+    """
+    from greed_env.benchmark import get_task
+
+    if args.eval_every <= 0:
+        return []
+    if args.curve_games < 1:
+        raise ValueError(f"--curve-games must be at least 1, got {args.curve_games}")
+    names = [t.strip() for t in args.curve_tasks.split(",") if t.strip()] or [
+        f"{args.rules}/ffa{args.num_players}-threshold"
+    ]
+    tasks = [get_task(name) for name in names]
+    for task in tasks:
+        if task.kind != "field" or task.rules != args.rules or task.seats != args.num_players:
+            raise ValueError(
+                f"curve task {task.id} is a {task.seats}-seat {task.kind} task of {task.rules}; "
+                f"the curve needs field tasks of {args.rules} with {args.num_players} seats"
+            )
+    return tasks
+
+
+def curve_point(
+    checkpoint: Path, out_dir: Path, rules: Any, tasks: list[Any], games: int, *, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Export ``checkpoint`` to ``out_dir`` and play the first ``games`` games of each task.
+
+    Every point plays the same games (the task's fixed seeds), so points differ only by the
+    policy. Returns one row per task: the share of the pot with its 95% interval.
+    """
+    import dataclasses as dc
+
+    from greed_env.benchmark import run_task
+    from greed_env.rllib.export import export_checkpoint
+
+    exported = export_checkpoint(
+        checkpoint, out_dir, rules, name="policy", check_positions=100, seed=seed
+    )
+    rows = []
+    for task in tasks:
+        short = dc.replace(task, games=min(games, task.games))
+        r = run_task(short, str(exported.onnx_path))
+        rows.append({
+            "task": task.id,
+            "games": short.games,
+            "share": r.value,
+            "ci95": r.ci95,
+            "low": r.value - r.ci95,
+            "high": r.value + r.ci95,
+            "fair_share": 1.0 / task.seats,
+        })
+    return rows
+
+
+def write_curve(run_dir: Path, curve: list[dict[str, Any]]) -> None:
+    """``RUN/curve.csv`` and ``RUN/curve.json`` (rewritten whole, atomically, at every point)."""
+    lines = [",".join(CURVE_COLUMNS)]
+    for point in curve:
+        lines.append(",".join(
+            f"{point[c]:.6g}" if isinstance(point[c], float) else str(point[c]) for c in CURVE_COLUMNS
+        ))
+    atomic_write_text(run_dir / "curve.csv", "\n".join(lines) + "\n")
+    atomic_write_text(run_dir / "curve.json", json.dumps(curve, indent=1) + "\n")
+
+
 def main(args: Args) -> Path:
     """Train, checkpoint and export one run; returns its directory.
 
@@ -122,6 +211,7 @@ def main(args: Args) -> Path:
     from greed_env.rllib.export import export_checkpoint
 
     rules = preset(args.rules)
+    curve_tasks = _curve_tasks(args)
     run_dir = Path(args.runs_dir) / (
         args.run_name or run_name(args.rules, "selfplay", "rllib", args.seed)
     )
@@ -146,12 +236,15 @@ def main(args: Args) -> Path:
         minibatch_size=args.minibatch_size,
         num_epochs=args.num_epochs,
         lr=args.lr,
+        lambda_=args.gae_lambda,
         entropy_coeff=args.entropy_coeff,
         hidden=(args.net_width,) * args.net_depth,
         seed=args.seed,
+        native_games=args.native_games,
     )
     algo = config.build_algo()
     history = []
+    curve: list[dict[str, Any]] = []
     checkpoint = None
     start = time.perf_counter()
     try:
@@ -167,15 +260,35 @@ def main(args: Args) -> Path:
             }
             history.append(row)
             print(json.dumps(row), flush=True)
-            if it % args.checkpoint_every == 0 or it == args.iterations:
+            last = it == args.iterations or (
+                args.max_minutes > 0 and row["seconds"] >= 60 * args.max_minutes
+            )
+            on_curve = args.eval_every > 0 and (it % args.eval_every == 0 or last)
+            if on_curve or last or it % args.checkpoint_every == 0:
                 checkpoint = Path(
                     algo.save_to_path(str((run_dir / "checkpoints" / f"iter_{it}").resolve()))
                 )
+            if on_curve:
+                assert checkpoint is not None
+                eval_start = time.perf_counter()
+                points = curve_point(
+                    checkpoint, run_dir / "curve" / f"iter_{it}", rules, curve_tasks,
+                    args.curve_games, seed=args.seed,
+                )
+                for point in points:
+                    point.update(iteration=it, env_steps=row["env_steps"], train_seconds=row["seconds"])
+                    print(json.dumps(point), flush=True)
+                curve.extend(points)
+                write_curve(run_dir, curve)
+                start += time.perf_counter() - eval_start
+            if last:
+                break
     finally:
         algo.stop()
     summary: dict[str, Any] = {
         "rules": rules.to_dict(),
         "history": history,
+        "curve": curve,
         "checkpoint": None
         if checkpoint is None
         else checkpoint.relative_to(run_dir.resolve()).as_posix(),

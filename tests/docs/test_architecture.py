@@ -24,8 +24,8 @@ ALLOWED: dict[str, set[str]] = {
     "vector": {"rules", "envs", "solver", "bots"},
     "policy_value": {"rules", "bots"},
     "evaluation": {"rules", "files", "envs", "solver", "vector", "bots", "policy_value"},
-    "rllib": {"rules", "files", "envs", "pettingzoo", "bots"},
-    "train": {"rules", "files", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "policy_value", "rllib"},
+    "rllib": {"rules", "files", "envs", "pettingzoo", "bots", "vector"},
+    "train": {"rules", "files", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "policy_value", "rllib", "benchmark"},
     "benchmark": {"rules", "files", "bots", "evaluation"},
     "commands": {"rules", "files", "envs", "solver", "vector", "bots", "evaluation", "policy_value", "train", "benchmark"},
     "cli": {"commands", "solver"},  # solver.progress: tables solved on demand report on stderr

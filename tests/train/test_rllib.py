@@ -29,7 +29,7 @@ def _script() -> object:
     return selfplay
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def local_ray() -> object:
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     yield ray
@@ -42,6 +42,7 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
     script = _script()
     args = script.Args(  # type: ignore[attr-defined]
         rules="ten_thousand",
+        num_players=3,
         illegal_action="raise",
         iterations=1,
         train_batch_size=256,
@@ -50,6 +51,8 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
         net_width=32,
         net_depth=1,
         export_check_positions=200,
+        eval_every=1,
+        curve_games=6,
         runs_dir=str(tmp_path),
         run_name="smoke",
     )
@@ -57,6 +60,10 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
     summary = json.loads((run_dir / "run.json").read_text())
     assert summary["history"][0]["env_steps"] >= 256
     assert (run_dir / summary["checkpoint"] / "rllib_checkpoint.json").is_file()
+    (point,) = summary["curve"]
+    assert point["task"] == "ten_thousand/ffa3-threshold-v1"
+    assert point["games"] == 6 and point["low"] <= point["share"] <= point["high"]
+    assert (run_dir / "curve.csv").read_text().splitlines()[0].startswith("iteration,env_steps")
     card_path = run_dir / summary["bot_card"]
     card = json.loads(card_path.read_text())
     assert card["id"] == "ten_thousand/rllib-selfplay"
@@ -66,5 +73,33 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
     monkeypatch.setenv("GREED_BOTS_PATH", str(run_dir / "bots"))
     assert isinstance(load_bot("ten_thousand/rllib-selfplay"), OnnxBot)
     rules = bot.rules
-    state = apply_roll(rules, new_game(rules, 2, first_player=0), (1, 1, 2, 3, 5, 6))
+    state = apply_roll(rules, new_game(rules, 3, first_player=0), (1, 1, 2, 3, 5, 6))
     assert bot.act(rules, state, np.random.default_rng(0)) in legal_moves(rules, state)
+
+
+def test_curve_tasks_must_match_the_trained_game() -> None:
+    script = _script()
+    with pytest.raises(ValueError, match="needs field tasks of ten_thousand with 3 seats"):
+        script._curve_tasks(script.Args(num_players=3, eval_every=5, curve_tasks="ten_thousand/ffa4-threshold"))  # type: ignore[attr-defined]
+    tasks = script._curve_tasks(script.Args(num_players=3, eval_every=5))  # type: ignore[attr-defined]
+    assert [t.id for t in tasks] == ["ten_thousand/ffa3-threshold-v1"]
+
+
+def test_one_iteration_on_the_native_engine(local_ray: object) -> None:
+    from greed_env.rllib.config import selfplay_config
+
+    algo = selfplay_config(
+        {"rules": "ten_thousand", "num_players": 3},
+        native_games=8,
+        train_batch_size=256,
+        minibatch_size=128,
+        num_epochs=1,
+        hidden=(16,),
+    ).build_algo()
+    try:
+        result = algo.train()
+    finally:
+        algo.stop()
+    runners = result["env_runners"]
+    decisions = sum(runners["num_agent_steps_sampled_lifetime"].values())
+    assert 256 <= decisions < 512 and runners["num_env_steps_sampled_lifetime"] < decisions
