@@ -308,6 +308,8 @@ def main(args: Args) -> Path:
         if args.eval_games > 0:
             from greed_env.bots.tournament import default_opponents, evaluate_bot
 
+            from greed_env.bots.cards import read_card, write_card
+
             summary["evaluation"] = evaluate_bot(
                 str(exported.card_path),
                 rules,
@@ -315,6 +317,9 @@ def main(args: Args) -> Path:
                 args.eval_games,
                 seed=args.seed,
             )
+            card = read_card(exported.card_path)
+            card["evaluation"] = summary["evaluation"]  # the card carries its measured strength
+            write_card(exported.card_path, card)
     atomic_write_text(run_dir / "run.json", json.dumps(summary, indent=1) + "\n")
     return run_dir
 

@@ -53,6 +53,7 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
         export_check_positions=200,
         eval_every=1,
         curve_games=6,
+        eval_games=2,
         runs_dir=str(tmp_path),
         run_name="smoke",
     )
@@ -68,6 +69,7 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
     card = json.loads(card_path.read_text())
     assert card["id"] == "ten_thousand/rllib-selfplay"
     assert card["export"]["equivalence_check"]["mismatches"] == 0
+    assert card["evaluation"] == summary["evaluation"] and card["evaluation"][0]["games"] == 2
     assert card_path.parent == run_dir / "bots" / "ten_thousand"
     bot = OnnxBot.from_card(card_path, rules=preset("ten_thousand"))
     monkeypatch.setenv("GREED_BOTS_PATH", str(run_dir / "bots"))
