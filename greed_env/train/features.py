@@ -30,6 +30,7 @@ from greed_env.bots.featurize import (
     I_MY_TURN,
     I_PRESENT,
     I_SCORE,
+    I_SET,
     I_SHOWING,
     I_TURN_TOTAL,
     MARGIN_CLIP,
@@ -63,6 +64,7 @@ class GreedFeatures(BaseFeaturesExtractor):
         self.margin_cross = bool(cfg.margin_cross)
         self.register_buffer("margin_lv", torch.as_tensor(cfg.margin_levels()), persistent=False)
         self.bar_readings = bool(cfg.bar_readings)
+        self.set_readings = bool(cfg.set_readings)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         x = observations.float()
@@ -95,6 +97,9 @@ class GreedFeatures(BaseFeaturesExtractor):
         if self.bar_readings:
             bar = x[:, I_BAR : I_BAR + 1] * self.target
             parts += [bar / 1000.0, (bar >= self.point_lv.view(1, -1)).float()]
+        if self.set_readings:
+            sets = x[:, I_SET : I_SET + 6] * self.num_dice
+            parts.append((sets.unsqueeze(2) >= self.dice_lv.view(1, 1, -1)).reshape(b, -1).float())
         return torch.cat(parts, dim=1)
 
     def _margin(self, x: torch.Tensor) -> torch.Tensor:
