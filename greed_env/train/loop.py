@@ -112,11 +112,13 @@ def policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
         kwargs["features_extractor_kwargs"] = {"config": cfg.to_dict()}
     if args.policy_head == "structured":
         kwargs["action_features"] = action_features(rules).tolist()
+    if args.lean_masking:
+        kwargs["lean_masking"] = True
     return kwargs
 
 
 def policy_class(args: PPOArgs) -> Any:
-    if args.policy_head == "structured":
+    if args.policy_head == "structured" or args.lean_masking:
         return GreedActorCriticPolicy
     return "MlpPolicy"
 

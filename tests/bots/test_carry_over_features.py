@@ -95,3 +95,59 @@ def test_structured_head_on_keep_parts_is_a_linear_layer() -> None:
         latent = torch.randn(5, 16)
         weight, bias = head.effective()
         assert torch.allclose(head(latent), latent @ weight.T + bias, atol=1e-4)
+
+
+def test_lean_masked_distribution_matches_sb3_contrib() -> None:
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib.common.maskable.distributions import MaskableCategorical
+
+    from greed_env.train.features import LeanMaskableCategorical
+
+    gen = torch.Generator().manual_seed(0)
+    raw = torch.randn(64, 300, generator=gen)
+    masks = torch.rand(64, 300, generator=gen) < 0.05
+    masks[:, 7] = True
+    actions = torch.stack([torch.multinomial(m.float(), 1).squeeze() for m in masks])
+    results = []
+    for cls in (MaskableCategorical, LeanMaskableCategorical):
+        logits = raw.clone().requires_grad_(True)
+        dist = cls(logits=logits)
+        dist.apply_masking(masks)
+        lp, ent = dist.log_prob(actions), dist.entropy()
+        (lp.sum() + 0.1 * ent.sum()).backward()
+        results.append((lp.detach(), ent.detach(), dist.probs.detach(), logits.grad))
+    for ref, lean in zip(*results, strict=True):
+        assert torch.allclose(ref, lean, atol=1e-5)
+    lean_dist = LeanMaskableCategorical(raw)
+    lean_dist.apply_masking(masks)
+    torch.manual_seed(1)
+    draws = lean_dist.sample()
+    assert masks[torch.arange(64), draws].all()
+    lean_dist.apply_masking(None)
+    assert torch.allclose(lean_dist.probs.sum(-1), torch.ones(64))
+
+
+def test_lean_masking_policy_learns_and_saves(tmp_path: object) -> None:
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    from greed_env.bots.numpy_backend import NumpyPolicy
+    from greed_env.train.features import GreedActorCriticPolicy, LeanMaskableCategoricalDistribution
+
+    env = gym.make("greed_env/Solitaire-v0", rules="ten_thousand")
+    kwargs = {"net_arch": {"pi": [16], "vf": [16]}, "lean_masking": True}
+    model = MaskablePPO(GreedActorCriticPolicy, env, policy_kwargs=kwargs, n_steps=64, batch_size=32,
+                        n_epochs=1, device="cpu", seed=0)  # fmt: skip
+    assert isinstance(model.policy.action_dist, LeanMaskableCategoricalDistribution)
+    model.learn(64)
+    path = f"{tmp_path}/m.zip"
+    model.save(path)
+    again = MaskablePPO.load(path, device="cpu")
+    assert isinstance(again.policy.action_dist, LeanMaskableCategoricalDistribution)
+    obs, info = env.reset(seed=4)
+    mask = info["action_mask"]
+    action, _ = again.predict(obs, action_masks=mask, deterministic=True)
+    assert mask[int(action)]
+    assert int(NumpyPolicy.from_sb3(again).act(obs[None], mask[None])[0]) == int(action)
