@@ -108,6 +108,8 @@ def policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
             final_only=args.features in ("margin-final", "margin-cross"),
             cross=args.features == "margin-cross",
         )
+        if not args.set_readings:
+            cfg = dataclasses.replace(cfg, set_readings=False)
         kwargs["features_extractor_class"] = GreedFeatures
         kwargs["features_extractor_kwargs"] = {"config": cfg.to_dict()}
     if args.policy_head == "structured":

@@ -151,3 +151,15 @@ def test_lean_masking_policy_learns_and_saves(tmp_path: object) -> None:
     action, _ = again.predict(obs, action_masks=mask, deterministic=True)
     assert mask[int(action)]
     assert int(NumpyPolicy.from_sb3(again).act(obs[None], mask[None])[0]) == int(action)
+
+
+def test_no_set_readings_leaves_the_working_sets_out_of_a_run() -> None:
+    pytest.importorskip("sb3_contrib")
+    from greed_env.train.loop import policy_kwargs
+    from greed_env.train.solo import Args
+
+    rules = preset("progressive")
+    on = policy_kwargs(Args(rules="progressive"), rules)["features_extractor_kwargs"]["config"]
+    off = policy_kwargs(Args(rules="progressive", set_readings=False), rules)["features_extractor_kwargs"]["config"]
+    assert on["set_readings"] and not off["set_readings"]
+    assert FeatureConfig.from_dict(off).extra_dim == FeatureConfig.from_dict(on).extra_dim - 48
