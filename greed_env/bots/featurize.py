@@ -37,6 +37,11 @@ slowly. :func:`featurize` appends exact, parameter-free readings of the same ent
   up, 50-3,000) reaches the network only as 0.005-0.3 of the target, while the value of the
   position falls steeply with it (``greed``: about 450 points at a bar of 50, 300 at 200). The
   readings come last, so a network without them is one whose weights on them are zero.
+* with ``set_readings`` (version 4; set by :meth:`FeatureConfig.for_rules` for carry-over
+  rules, ``progressive``): per face, a thermometer of the dice in its working set (``count >=
+  k`` for ``k = 1 .. num_dice``). A working set decides what every further die of its face is
+  worth (a fourth 2 on a working set of three 2s scores, a lone 2 does not), and the
+  observation gives its size only as a fraction of the dice. The readings come last.
 
 The torch module :class:`greed_env.train.features.GreedFeatures` computes the same thing inside
 the policy network, so saved models, exported ONNX graphs and :class:`NumpyPolicy` all see the
@@ -63,7 +68,7 @@ from greed_env.rules import IllegalKeep, Rules, read_keep
 
 __all__ = ["FEATURES_VERSION", "FeatureConfig", "action_features", "featurize"]
 
-FEATURES_VERSION = 3
+FEATURES_VERSION = 4
 
 I_SHOWING = OBS_INDEX["showing_1"]
 I_IN_HAND = OBS_INDEX["dice_in_hand"]
@@ -73,6 +78,7 @@ I_PRESENT = OBS_INDEX["seat_present_0"]
 I_MY_TURN = OBS_INDEX["my_turn"]
 I_FINAL_ROUND = OBS_INDEX["final_round"]
 I_BAR = OBS_INDEX["bar"]
+I_SET = OBS_INDEX["working_set_1"]
 MAX_SEATS = I_SCORE - I_PRESENT
 MARGIN_CLIP = 10.0
 """The linear margin reading is clipped to +-10,000 points."""
@@ -96,6 +102,7 @@ class FeatureConfig:
     margin_final: bool = False
     margin_cross: bool = False
     bar_readings: bool = False
+    set_readings: bool = False
     version: int = FEATURES_VERSION
 
     @classmethod
@@ -110,11 +117,13 @@ class FeatureConfig:
         (-3,000 .. +1,000 in ``ten_thousand``): final-round deficits and the lead worth
         stopping at lie there.
 
-        Rules whose reroll-all sets a bar to beat (``reroll_all_must_beat``) get the bar readings.
+        Rules whose reroll-all sets a bar to beat (``reroll_all_must_beat``) get the bar readings,
+        carry-over rules the working-set readings.
         """
         bar = bool(rules.reroll_all and rules.reroll_all_must_beat)
+        sets = bool(rules.carry_over)
         if not margin:
-            return cls(num_dice=rules.num_dice, target=rules.target, bar_readings=bar)
+            return cls(num_dice=rules.num_dice, target=rules.target, bar_readings=bar, set_readings=sets)
         step = 50
         low = -step * max(1, (3 * rules.target) // (10 * step))
         high = step * max(1, rules.target // (10 * step))
@@ -127,6 +136,7 @@ class FeatureConfig:
             margin_final=final_only,
             margin_cross=cross,
             bar_readings=bar,
+            set_readings=sets,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -134,16 +144,18 @@ class FeatureConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FeatureConfig:
-        """Read a saved config; versions 1 (before the margin readings) and 2 (before the bar
-        readings) load without them."""
+        """Read a saved config; versions 1 (before the margin readings), 2 (before the bar
+        readings) and 3 (before the working-set readings) load without them."""
         version = data.get("version", 0)
-        if version not in (1, 2, FEATURES_VERSION):
-            raise ValueError(f"feature version {version!r} is not 1, 2 or {FEATURES_VERSION}")
+        if version not in (1, 2, 3, FEATURES_VERSION):
+            raise ValueError(f"feature version {version!r} is not 1, 2, 3 or {FEATURES_VERSION}")
         fields = dict(data)
         if version == 1 and any(k.startswith("margin") for k in fields):
             raise ValueError("feature version 1 has no margin readings")
         if version < 3 and "bar_readings" in fields:
             raise ValueError(f"feature version {version} has no bar readings")
+        if version < 4 and fields.get("set_readings"):
+            raise ValueError(f"feature version {version} has no working-set readings")
         fields["version"] = FEATURES_VERSION
         cfg = cls(**fields)
         if cfg.margin_step < 0 or (cfg.margin_step and cfg.margin_low >= cfg.margin_high):
@@ -177,12 +189,17 @@ class FeatureConfig:
     @property
     def extra_dim(self) -> int:
         base = 7 * self.num_dice + 1 + len(self.point_levels()) + 2 * len(self.score_levels())
-        return base + self.margin_dim * (2 if self.margin_cross else 1) + self.bar_dim
+        return base + self.margin_dim * (2 if self.margin_cross else 1) + self.bar_dim + self.set_dim
 
     @property
     def bar_dim(self) -> int:
         """Readings of the reroll-all bar (the linear one and the thermometer), 0 without them."""
         return 1 + len(self.point_levels()) if self.bar_readings else 0
+
+    @property
+    def set_dim(self) -> int:
+        """Readings of the working sets (a thermometer per face), 0 without them."""
+        return 6 * self.num_dice if self.set_readings else 0
 
     def out_dim(self, obs_dim: int) -> int:
         return obs_dim + self.extra_dim
@@ -215,6 +232,9 @@ def featurize(obs: np.ndarray, cfg: FeatureConfig) -> np.ndarray:
     if cfg.bar_readings:
         bar = x[:, I_BAR : I_BAR + 1] * target
         parts += [bar / np.float32(1000.0), bar >= cfg.point_levels()[None, :]]
+    if cfg.set_readings:
+        sets = x[:, I_SET : I_SET + 6] * nd
+        parts.append((sets[:, :, None] >= dice_lv[None, None, :]).reshape(len(x), -1))
     return np.concatenate([p.astype(np.float32) for p in parts], axis=1)
 
 
@@ -235,26 +255,39 @@ def margin_points(x: np.ndarray, target: np.float32) -> np.ndarray:
 
 
 def action_features(rules: Rules) -> np.ndarray:
-    """A fixed description of every action id, shape ``(n_actions, 2 + 2 * num_dice)``.
+    """A fixed description of every action id, one row per id.
 
-    Row of a keep: ``[1, points / 1000, one-hot of the dice kept, points / 1000 at that
-    one-hot]``, where the points are the keep's own reading (order-free rules score a multiset
-    of faces the same in every position). Non-keep moves, and every action under tap-order
-    rules (where a keep's points depend on what is working), get a zero row. The structured
-    policy head scores actions partly through these rows, so a rarely seen keep inherits what
-    was learnt about keeps of the same size and points.
+    Order-free rules, shape ``(n_actions, 2 + 2 * num_dice)``: row of a keep ``[1, points / 1000,
+    one-hot of the dice kept, points / 1000 at that one-hot]``, where the points are the keep's
+    own reading (order-free rules score a multiset of faces the same in every position);
+    non-keep moves get a zero row.
+
+    Carry-over (tap-order) rules, where a keep's points depend on what is working, shape
+    ``(n_actions, 1 + 7 * num_dice + 4)`` (:func:`keep_parts`): row of a keep ``[1, per face
+    a thermometer of the dice of that face kept (count >= k, k = 1 .. num_dice), one-hot of the
+    dice kept, one-hot of the reading (plain, three pairs first, small straight first, large
+    straight)]``; non-keep moves get a zero row. Such a keep's score is close to a sum over its
+    faces given the working sets, which the network reads from the observation, so the shared
+    term of the head scores a keep by its parts: one weight per (face, count) and per dice count
+    for the position, shared by the thousands of keeps made of them.
+
+    The structured policy head scores actions partly through these rows, so a rarely seen keep
+    inherits what was learnt about keeps of the same size and points (or the same parts).
 
     >>> from greed_env.rules import preset
     >>> phi = action_features(preset("ten_thousand"))
     >>> cat = ActionCatalog("ten_thousand")
     >>> phi[cat.labels.index("keep 1,1,1,1,1")][:3].tolist()
     [1.0, 4.0, 0.0]
+    >>> phi = action_features(preset("progressive"))
+    >>> phi.shape[1], phi[ActionCatalog("progressive").labels.index("keep 1,5,5")][:4].tolist()
+    (61, [1.0, 1.0, 0.0, 0.0])
     """
     catalog = ActionCatalog(rules)
     nd = rules.num_dice
-    out = np.zeros((catalog.n, 2 + 2 * nd), dtype=np.float32)
     if rules.carry_over:
-        return out
+        return keep_parts(catalog, nd)
+    out = np.zeros((catalog.n, 2 + 2 * nd), dtype=np.float32)
     for entry in catalog.entries:
         if entry.kind != "keep":
             continue
@@ -272,4 +305,24 @@ def action_features(rules: Rules) -> np.ndarray:
         out[entry.index, 1] = score / 1000.0
         out[entry.index, 1 + k] = 1.0
         out[entry.index, 1 + nd + k] = score / 1000.0
+    return out
+
+
+READINGS = ("", "pairs", "small", "large")
+"""The catalog's keep readings, in the order of their one-hot in :func:`keep_parts`."""
+
+
+def keep_parts(catalog: ActionCatalog, num_dice: int) -> np.ndarray:
+    """The parts description of every keep (see :func:`action_features`, carry-over rules)."""
+    nd = num_dice
+    out = np.zeros((catalog.n, 1 + 7 * nd + len(READINGS)), dtype=np.float32)
+    for entry in catalog.entries:
+        if entry.kind != "keep":
+            continue
+        row = out[entry.index]
+        row[0] = 1.0
+        for face in range(1, 7):
+            row[1 + (face - 1) * nd : 1 + (face - 1) * nd + entry.dice.count(face)] = 1.0
+        row[1 + 6 * nd + len(entry.dice) - 1] = 1.0
+        row[1 + 7 * nd + READINGS.index(entry.reading)] = 1.0
     return out

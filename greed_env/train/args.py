@@ -257,6 +257,13 @@ class PPOArgs:
     policy_head: Literal["structured", "plain"] = "structured"
     """action logits: 'structured' adds a shared term driven by each keep's points and dice count
     (rare keeps learn from common ones; greed_env.train.features), 'plain' is one linear layer"""
+    set_readings: bool = True
+    """with --features greed or margin*: read the working sets as per-face thermometers (carry-over
+    rules such as progressive; features version 4); --no-set-readings leaves them out"""
+    lean_masking: bool = False
+    """compute the masked action distribution with one log-softmax (greed_env.train.features
+    LeanMaskableCategorical: the same values, a fraction of sb3-contrib's update time when there
+    are thousands of actions, as in progressive)"""
     net_width: int = 128
     """units per hidden layer (policy and value networks are separate MLPs)"""
     net_depth: int = 2

@@ -108,15 +108,19 @@ def policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
             final_only=args.features in ("margin-final", "margin-cross"),
             cross=args.features == "margin-cross",
         )
+        if not args.set_readings:
+            cfg = dataclasses.replace(cfg, set_readings=False)
         kwargs["features_extractor_class"] = GreedFeatures
         kwargs["features_extractor_kwargs"] = {"config": cfg.to_dict()}
     if args.policy_head == "structured":
         kwargs["action_features"] = action_features(rules).tolist()
+    if args.lean_masking:
+        kwargs["lean_masking"] = True
     return kwargs
 
 
 def policy_class(args: PPOArgs) -> Any:
-    if args.policy_head == "structured":
+    if args.policy_head == "structured" or args.lean_masking:
         return GreedActorCriticPolicy
     return "MlpPolicy"
 
