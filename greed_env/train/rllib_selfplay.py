@@ -306,9 +306,8 @@ def main(args: Args) -> Path:
         summary["bot"] = exported.card["id"]
         summary["bot_card"] = exported.card_path.relative_to(run_dir).as_posix()
         if args.eval_games > 0:
-            from greed_env.bots.tournament import default_opponents, evaluate_bot
-
             from greed_env.bots.cards import read_card, write_card
+            from greed_env.bots.tournament import default_opponents, evaluate_bot
 
             summary["evaluation"] = evaluate_bot(
                 str(exported.card_path),
