@@ -36,6 +36,7 @@ __all__ = [
     "race_penalty_solve",
     "race_solve",
     "turn_dp",
+    "turn_dp_policy",
 ]
 
 
@@ -552,17 +553,71 @@ def _penalty_pair(i: int, j: int, lo: int, target: int, k: int, pen: int, min_ba
 
 
 @njit(cache=True)
-def end_distribution(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, c: np.ndarray, r: np.ndarray, m: np.ndarray, end: np.ndarray) -> float:
-    """Where the turn solved by :func:`turn_dp` (no reroll-all, no tail) ends under its policy.
-
-    A forward pass from the start (t = 0, a full set) with the policy read from ``c`` and ``r``
-    exactly as :func:`turn_dp` chose it (bank when legal and ``bank_val[t] >= r``, the first
-    best option of each group). ``end[t]`` (out): probability of banking at turn total ``t``;
-    ``m`` is scratch of the layout of ``c``. Returns the probability of a bust (a stranded
-    turn counted as one), so the turn's value is ``sum(end * bank_val) + bust * x``.
-    """
+def turn_dp_policy(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, x: float, c: np.ndarray, d: np.ndarray, r: np.ndarray, dr: np.ndarray, choice: np.ndarray) -> Any:
+    """:func:`turn_dp` without a reroll-all or a tail, also recording the policy: ``choice``
+    (out, ``t_cap * groups``) holds, for the roll group ``g`` at turn total ``t``, the index in
+    ``c`` of the option chosen (the first best, as :func:`turn_dp` picks it)."""
     num_dice, _hot, gs, gp, _ga, pb, ost, _osc, _om, ooff, _max_keep = tab
     width = num_dice + 1
+    n_groups = gs[width]
+    size = bank_val.shape[0]
+    for t in range(size - 1, t_cap - 1, -1):
+        for n in range(width):
+            j = t * width + n
+            c[j] = bank_val[t]
+            d[j] = 0.0
+            r[j] = c[j]
+            dr[j] = 0.0
+    for t in range(t_cap - 1, -1, -1):
+        bank = bank_val[t]
+        ok = bank_ok[t]
+        base = t * width
+        for n in range(1, width):
+            acc = pb[n] * x
+            dacc = pb[n]
+            for g in range(gs[n], gs[n + 1]):
+                bv = -np.inf
+                bi = 0
+                for o in range(ost[g], ost[g + 1]):
+                    j = base + ooff[o]
+                    if c[j] > bv:
+                        bv = c[j]
+                        bi = j
+                choice[t * n_groups + g] = bi
+                acc += gp[g] * bv
+                dacc += gp[g] * d[bi]
+            j = base + n
+            r[j] = acc
+            dr[j] = dacc
+            if ok and bank >= acc:
+                c[j] = bank
+                d[j] = 0.0
+            else:
+                c[j] = acc
+                d[j] = dacc
+        if ok:
+            c[base] = bank
+            d[base] = 0.0
+        else:
+            c[base] = x
+            d[base] = 1.0
+        r[base] = c[base]
+        dr[base] = d[base]
+
+
+@njit(cache=True)
+def end_distribution(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, r: np.ndarray, choice: np.ndarray, m: np.ndarray, end: np.ndarray) -> float:
+    """Where the turn solved by :func:`turn_dp_policy` ends under its policy.
+
+    A forward pass from the start (t = 0, a full set): bank when legal and
+    ``bank_val[t] >= r`` (as the backward pass decided), else roll and take the recorded
+    ``choice`` of each group. ``end[t]`` (out): probability of banking at turn total ``t``;
+    ``m`` is scratch of the layout of ``r``. Returns the probability of a bust (a stranded
+    turn counted as one), so the turn's value is ``sum(end * bank_val) + bust * x``.
+    """
+    num_dice, _hot, gs, gp, _ga, pb, _ost, _osc, _om, _ooff, _max_keep = tab
+    width = num_dice + 1
+    n_groups = gs[width]
     size = bank_val.shape[0]
     m[: size * width] = 0.0
     end[:size] = 0.0
@@ -589,14 +644,7 @@ def end_distribution(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.n
                 continue
             bust += mm * pb[n]
             for g in range(gs[n], gs[n + 1]):
-                bv = -np.inf
-                bi = 0
-                for o in range(ost[g], ost[g + 1]):
-                    j = base + ooff[o]
-                    if c[j] > bv:
-                        bv = c[j]
-                        bi = j
-                m[bi] += mm * gp[g]
+                m[choice[t * n_groups + g]] += mm * gp[g]
     return bust
 
 
@@ -626,10 +674,11 @@ def _penalty_state_rec(i: int, j: int, sa: int, sb: int, lo: int, target: int, k
         bank_ok[t] = t >= 1 and t >= min_bank
         bank_val[t] = 1.0 - v[j, i + t, sb, 0] if a + t < target else 1.0
     x = 1.0 - v[j, i, sb, sa + 1] if sa + 1 < k else 1.0 - v[j, max(i - pen, 0), sb, 0]
-    c, d, r, dr, w, dw = _scratch(size, num_dice)
-    turn_dp(t_cap, tab, bank_val, bank_ok, np.zeros(num_dice + 1), x, reroll, c, d, r, dr, w, dw)
+    c, d, r, dr, _w, _dw = _scratch(size, num_dice)
+    choice = np.empty(t_cap * tab[2][num_dice + 1], dtype=np.int64)
+    turn_dp_policy(t_cap, tab, bank_val, bank_ok, x, c, d, r, dr, choice)
     end = np.empty(size)
-    bust = end_distribution(t_cap, tab, bank_val, bank_ok, c, r, d, end)
+    bust = end_distribution(t_cap, tab, bank_val, bank_ok, r, choice, d, end)
     width_i = n - 1 - i
     base = cstart[i] + ((j * k + sa) * k + sb) * width_i
     total = bust

@@ -69,18 +69,19 @@ def test_a_stuck_mover_loses_to_an_opponent_who_can_go_out() -> None:
 
 def test_a_turn_is_worth_its_banking_distribution() -> None:
     """The forward pass under the turn's own policy reproduces the turn's value for any bank
-    values (here a duel-like decreasing row and a bust worth 0.3), and its masses sum to 1."""
+    values (here a row that is not monotone, and a bust worth 0.3), and its masses sum to 1."""
     rules = preset("zilch")
     tb = roll_tables(rules)
     t_cap = 60
     bank_val, bank_ok = turn_bank(rules, tb, t_cap)
     bank_val = np.cos(bank_val / 900.0) ** 2  # not monotone: the policy is not a threshold
     arr = turn_arrays(rules, tb, t_cap, bank_val, bank_ok, 0.3)
-    c = arr["c"].ravel()
-    r = arr["r"].ravel()
-    m = np.empty_like(c)
+    c, d, r, dr = (np.empty(arr["c"].size) for _ in range(4))
+    choice = np.empty(t_cap * tb.grp_start[-1], dtype=np.int64)
+    kernels.turn_dp_policy(t_cap, tb.kernel_tables(), bank_val, bank_ok, 0.3, c, d, r, dr, choice)
+    assert np.array_equal(c, arr["c"].ravel()) and np.array_equal(r, arr["r"].ravel())
     end = np.empty(bank_val.shape[0])
-    bust = kernels.end_distribution(t_cap, tb.kernel_tables(), bank_val, bank_ok, c, r, m, end)
+    bust = kernels.end_distribution(t_cap, tb.kernel_tables(), bank_val, bank_ok, r, choice, d, end)
     assert 0.0 < bust < 1.0 and abs(end.sum() + bust - 1.0) < 1e-12
     assert abs(float(end @ bank_val) + bust * 0.3 - c[tb.num_dice]) < 1e-12
 
