@@ -805,19 +805,20 @@ def duel_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, ta
     for sweep in range(1, max_sweeps + 1):
         previous = change
         change = 0.0
+        rec = newton and sweep > 1  # the first sweep's policies answer the 0.5 start: not worth a system
         for level in range(2 * n - 2, -1, -1):
             i_lo = max(0, level - (n - 1))
             i_hi = level // 2
             npairs = i_hi - i_lo + 1
             if npairs >= PARALLEL_MIN_PAIRS:
                 for q in prange(npairs):
-                    if newton:
+                    if rec:
                         deltas[q] = _penalty_pair_rec(i_lo + q, level - i_lo - q, lo, target, k, pen, min_bank, v, tab, reroll, coef, cst, bst, cstart)
                     else:
                         deltas[q] = _penalty_pair(i_lo + q, level - i_lo - q, lo, target, k, pen, min_bank, v, tab, reroll)
             else:
                 for q in range(npairs):
-                    if newton:
+                    if rec:
                         deltas[q] = _penalty_pair_rec(i_lo + q, level - i_lo - q, lo, target, k, pen, min_bank, v, tab, reroll, coef, cst, bst, cstart)
                     else:
                         deltas[q] = _penalty_pair(i_lo + q, level - i_lo - q, lo, target, k, pen, min_bank, v, tab, reroll)
@@ -827,7 +828,7 @@ def duel_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, ta
         if change < tol:
             prog[1] = prog[0]
             return v, sweep, change, linear
-        if newton:
+        if rec:
             backup = v.copy()
             done, _lin_change = _linear_solve(k, pen, v, coef, cst, bst, cstart, 0.1 * tol, 1000)
             if done < 0:  # the fixed policies do not end the game: keep the sweep's values
@@ -835,6 +836,8 @@ def duel_penalty_solve(target: int, lo: int, k: int, pen: int, min_bank: int, ta
                 done = 1000
             linear += done
             left = 1.0
+        elif newton:
+            left = 2.0
         else:
             left = expected_sweeps(sweep, change, previous, tol, guess)
         prog[1] = prog[0] + left * per_sweep
