@@ -172,10 +172,23 @@ def simulate_headline(table: Any, n: int, seed: int) -> dict[str, float]:
     return {"n": n, "mean": mean, "se": se, "z": (mean - table.headline) / se if se > 0 else 0.0}
 
 
+def work(meta: dict[str, Any]) -> str:
+    """The solver's own count of its work: sweeps of in-turn passes (and of the linear systems
+    between them, Zilch's duel), or in-turn passes per score pair / score (Newton steps)."""
+    if "sweeps" in meta:
+        lin = meta.get("linear_sweeps")
+        return f"{meta['sweeps']} sweeps" + (f" + {lin} linear" if lin else "")
+    if "mean_iterations" in meta:
+        return f"{meta['mean_iterations']:.2f} passes/pair"
+    if "max_iterations" in meta:
+        return f"<= {meta['max_iterations']} passes/score"
+    return ""
+
+
 def markdown(rows: list[dict[str, Any]], baseline: dict[tuple[str, str], dict[str, Any]] | None = None) -> str:
     base = baseline or {}
-    head = "| preset | objective | headline | what | wall (s) | CPU (s) | load | peak RSS (MiB) | numpy peak (MiB) |"
-    rule = "|---|---|---|---|---:|---:|---:|---:|---:|"
+    head = "| preset | objective | headline | what | wall (s) | CPU (s) | load | work | peak RSS (MiB) | numpy peak (MiB) |"
+    rule = "|---|---|---|---|---:|---:|---:|---|---:|---:|"
     if base:
         head += " before: wall / CPU (s) | speed-up (CPU) |"
         rule += "---:|---:|"
@@ -192,7 +205,7 @@ def markdown(rows: list[dict[str, Any]], baseline: dict[tuple[str, str], dict[st
             f"| {r['preset']} | {r['objective']} | {r['headline']:.6f} | {r['label']} | "
             f"{r['seconds']:.1f} | {r.get('cpu_seconds', float('nan')):.1f} | "
             f"{r.get('load_before', float('nan')):.1f}–{r.get('load_after', float('nan')):.1f} | "
-            f"{r['peak_rss_mib']:.0f} | {r['peak_traced_mib']:.1f} |"
+            f"{work(r.get('meta', {}))} | {r['peak_rss_mib']:.0f} | {r['peak_traced_mib']:.1f} |"
         )
         if base:
             b = base.get((r["preset"], r["objective"]))

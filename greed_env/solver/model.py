@@ -67,13 +67,13 @@ def check_supported(rules: Rules, objective: str | None = None) -> None:
     ``entry_scope='roll'``, ``entry_until_made=False`` with an entry threshold,
     ``six_kind_wins``, a bust penalty combined with an entry threshold or without hot dice,
     and Trippn (``trippn=True``) for every objective but ``entry``: its carry-over survives an
-    and-roll and set counts grow without bound, so the in-turn positions never close (a
-    breadth-first search from a fresh roll passed 187,000 (dice, carry-over) states in 15
-    minutes of the reference scoring without ending).
+    and-roll; read with counts above 3 as 3 its dice states are finite, but enumerating them
+    through the reference scoring (~15 CPU-s per eight-dice state) takes CPU-hours.
     """
     bad = []
     if rules.trippn and objective != "entry":
-        bad.append("Trippn mode (carry-over through and-rolls: unbounded in-turn state space)")
+        bad.append("Trippn mode (carry-over through and-rolls: its dice states are finite but not yet "
+                   "enumerated, CPU-hours of the reference scoring; see docs/solver.md)")
     if rules.piggyback:
         bad.append("piggyback=True")
     if rules.tie_rule == "first_finisher" and rules.exact_target:

@@ -367,13 +367,14 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
             raise SolverError("the solver does not model a final round together with a bust penalty")
         lo = _floor_units(rules, unit, floor)
         pen = rules.bust_penalty // unit
-        v, sweeps, change = kernels.duel_penalty_solve(
-            target, lo, pen_after, pen, mb, tb.kernel_tables(), reroll_mode(rules), tol, 10_000, counter()
+        v, sweeps, change, linear = kernels.duel_penalty_solve(
+            target, lo, pen_after, pen, mb, tb.kernel_tables(), reroll_mode(rules), tol, 10_000, counter(),
+            reroll_mode(rules) == 0,
         )
         if sweeps < 0:
             raise SolverError("the duel sweeps did not converge")
         head = float(v[-lo, -lo, 0, 0])
-        meta.update(floor_points=lo * unit, sweeps=sweeps, last_change=change)
+        meta.update(floor_points=lo * unit, sweeps=sweeps, linear_sweeps=linear, last_change=change)
         arrays = {"win": v}
     else:
         g_in, g_out = final_round_caps(rules, tb, target, p_min, cap_eps(tol))

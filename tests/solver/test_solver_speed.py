@@ -17,8 +17,10 @@ import pytest
 
 from greed_env.rules import preset
 from greed_env.solver import carry_kernels as ck
-from greed_env.solver import solve
+from greed_env.solver import kernels, solve
 from greed_env.solver.carry import carry_tables, rolloff_value
+from greed_env.solver.model import roll_tables
+from greed_env.solver.objectives import turn_arrays, turn_bank
 from greed_env.solver.progress import counter
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "solver_duel_reference.npz"
@@ -63,3 +65,35 @@ def test_a_stuck_mover_loses_to_an_opponent_who_can_go_out() -> None:
         f0, _ = ck._carry_side(n - 1, b, 1.0 - v[b, n - 1], n, v, out_a, ct.kernel_tables(), ct.max_keep,
                                rules.voluntary_bust)
         assert abs(f0 - v[n - 1, b]) < 1e-9
+
+
+def test_a_turn_is_worth_its_banking_distribution() -> None:
+    """The forward pass under the turn's own policy reproduces the turn's value for any bank
+    values (here a row that is not monotone, and a bust worth 0.3), and its masses sum to 1."""
+    rules = preset("zilch")
+    tb = roll_tables(rules)
+    t_cap = 60
+    bank_val, bank_ok = turn_bank(rules, tb, t_cap)
+    bank_val = np.cos(bank_val / 900.0) ** 2  # not monotone: the policy is not a threshold
+    arr = turn_arrays(rules, tb, t_cap, bank_val, bank_ok, 0.3)
+    c, d, r, dr = (np.empty(arr["c"].size) for _ in range(4))
+    choice = np.empty(t_cap * tb.grp_start[-1], dtype=np.int64)
+    kernels.turn_dp_policy(t_cap, tb.kernel_tables(), bank_val, bank_ok, 0.3, c, d, r, dr, choice)
+    assert np.array_equal(c, arr["c"].ravel()) and np.array_equal(r, arr["r"].ravel())
+    end = np.empty(bank_val.shape[0])
+    bust = kernels.end_distribution(t_cap, tb.kernel_tables(), bank_val, bank_ok, r, choice, d, end)
+    assert 0.0 < bust < 1.0 and abs(end.sum() + bust - 1.0) < 1e-12
+    assert abs(float(end @ bank_val) + bust * 0.3 - c[tb.num_dice]) < 1e-12
+
+
+def test_zilch_duel_policy_iteration_gives_the_plain_sweeps_values() -> None:
+    """Recording each state's linear form and solving it between sweeps (``newton``) reaches
+    the fixed point of the plain Gauss-Seidel sweeps in fewer sweeps of in-turn passes."""
+    rules = preset("zilch").replace(target=1000)
+    tb = roll_tables(rules)
+    args = (20, -20, 3, 10, 6, tb.kernel_tables(), 0, 1e-12, 100)
+    v_new, sweeps_new, change_new, linear = kernels.duel_penalty_solve(*args, counter(), True)
+    v_old, sweeps_old, change_old, _ = kernels.duel_penalty_solve(*args, counter(), False)
+    assert 0 < sweeps_new < sweeps_old and linear > 0
+    assert change_new < 1e-12 and change_old < 1e-12
+    assert np.abs(v_new - v_old).max() < 1e-11
