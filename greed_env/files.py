@@ -13,13 +13,14 @@ umask 022), as ``open()`` would give, never the ``0600`` of a bare :func:`tempfi
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_with", "file_mode"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_with", "file_mode", "strict_json"]
 
 
 def file_mode() -> int:
@@ -65,3 +66,19 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     """:func:`atomic_write_bytes` for UTF-8 text."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def strict_json(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None, so that ``json.dumps(...,
+    allow_nan=False)`` writes standard JSON (Python writes ``NaN``, which other readers refuse).
+
+    >>> strict_json({"optimal": float("nan"), "rows": [1.5, float("inf")], "n": 3})
+    {'optimal': None, 'rows': [1.5, None], 'n': 3}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    return value

@@ -42,7 +42,7 @@ from greed_env.bots.errors import (
 )
 from greed_env.envs.catalog import ActionCatalog, catalog_version
 from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, spec_version_reads
-from greed_env.files import atomic_write_text
+from greed_env.files import atomic_write_text, strict_json
 from greed_env.rules.config import (
     Rules,
     RulesError,
@@ -281,8 +281,8 @@ def build_card(
 
 
 def write_card(path: str | Path, card: Mapping[str, Any]) -> Path:
-    """Write a card as indented JSON, atomically."""
-    return atomic_write_text(path, json.dumps(card, indent=2, sort_keys=False) + "\n")
+    """Write a card as indented standard JSON (a NaN or infinity becomes null), atomically."""
+    return atomic_write_text(path, json.dumps(strict_json(card), indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
 # ------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from greed_env.bots.numpy_backend import NumpyPolicy
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
-from greed_env.files import atomic_write_text
+from greed_env.files import atomic_write_text, strict_json
 from greed_env.rules import Rules
 from greed_env.train.args import PPOArgs, check_args
 from greed_env.train.backends import EnvFn, make_vec_env
@@ -277,7 +277,8 @@ def _train(
         final.summary(),
         card_extra,
     )
-    atomic_write_text(run_dir / "model.json", json.dumps(card, indent=1, default=_json_default))
+    text = json.dumps(card, indent=1, default=_json_default)
+    atomic_write_text(run_dir / "model.json", json.dumps(strict_json(json.loads(text)), indent=1, allow_nan=False))
     model.logger.close()
     print(
         f"saved {run_dir / 'model.zip'}: {steps:,} steps, {card['wall_time_s']:.0f} s wall, "

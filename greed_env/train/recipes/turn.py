@@ -82,7 +82,10 @@ def train(rules: str, seed: int, steps: int, runs_dir: Path, tag: str, extra: li
 def collect(run_dir: Path, goal: float) -> dict[str, Any]:
     """One seed's row from its card and evaluation log."""
     card = json.loads((run_dir / "model.json").read_text())
-    ev = card["evaluation"]
+    ev = dict(card["evaluation"])
+    for key in ("optimal", "exact", "exact_ratio"):  # model.json writes a missing figure as null
+        if key in ev and ev[key] is None:
+            ev[key] = math.nan
     with (run_dir / "eval.csv").open(newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r.get("exact_ratio")]
     reached = next((r for r in rows if float(r["exact_ratio"]) >= goal), None)
