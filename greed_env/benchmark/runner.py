@@ -239,10 +239,21 @@ def _run_duel(task: Task, rules: Rules, bot: str, workers: int, progress: Progre
     return TaskResult(task.id, task.protocol(), r.score.mean, r.score.half_width, extra)
 
 
+_REF_TOURNAMENTS: dict[str, Any] = {}
+"""Per task id, the reference bots' round robin (played once per process when several of
+them are run through the same Elo task)."""
+
+
 def _run_elo(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
     refs = list(task.field)
-    bots = refs if bot in refs else [bot, *refs]
-    t = run_tournament(rules, bots, task.games, seed=task.seed, workers=workers, anchor="random")
+    if bot in refs:  # the reference bots' own round robin: the same for each of them
+        t = _REF_TOURNAMENTS.get(task.id)
+        if t is None:
+            t = _REF_TOURNAMENTS[task.id] = run_tournament(
+                rules, refs, task.games, seed=task.seed, workers=workers, anchor="random"
+            )
+    else:
+        t = run_tournament(rules, [bot, *refs], task.games, seed=task.seed, workers=workers, anchor="random")
     row = next(s for s in t.standings if s.bot == bot)
     return TaskResult(
         task.id, task.protocol(), row.elo, 1.96 * row.elo_se,

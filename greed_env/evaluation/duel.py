@@ -17,11 +17,18 @@ VECTOR_DUEL_MIN_PER_ROW = 16
 with one or two games per row most of the work would be rows waiting."""
 
 
-def vector_duel_act(bot: Bot, rules: Rules) -> Callable[[Any], np.ndarray] | None:
+def vector_duel_act(bot: Bot, rules: Rules, seed: int = 0) -> Callable[[Any], np.ndarray] | None:
     """How :func:`vector_duel_values` makes ``bot`` act on a batch, or None when it cannot:
     a deterministic observation policy (a model file's ``PolicyBot``, an exported
-    ``OnnxBot``, a ``PPOBot``) or the optimal duel bot itself."""
+    ``OnnxBot``, a ``PPOBot``), the optimal duel bot itself, the leader-duel bot (which is the
+    optimal duel bot with two seats), a ``ThresholdBot`` or a ``RandomBot``. The last three
+    play the vector kernels that also play the engine's opponents (tested move for move
+    against the Python bots); ``RandomBot`` draws from a generator seeded by ``seed``."""
+    from greed_env.bots.base import RandomBot, ThresholdBot
+    from greed_env.bots.leader import LeaderDuelBot
     from greed_env.solver.bot import OptimalBot
+    from greed_env.vector.engine import opponent_params
+    from greed_env.vector.tables import VectorUnsupportedError
 
     greedy = float(getattr(bot, "temperature", 0.0)) == 0.0
     act_ids = getattr(bot, "act_ids", None)  # PolicyBot (a NumPy network)
@@ -29,9 +36,23 @@ def vector_duel_act(bot: Bot, rules: Rules) -> Callable[[Any], np.ndarray] | Non
         return lambda batch: act_ids(batch.obs, batch.mask)
     if hasattr(bot, "act_obs") and callable(getattr(bot, "act_batch", None)) and greedy:
         return lambda batch: bot.act_batch(batch.obs, batch.mask)  # OnnxBot, PPOBot
-    if type(bot) is OptimalBot and bot.objective == "duel" and bot.rules.fingerprint == rules.fingerprint:
+    duel_bot = bot._duel if type(bot) is LeaderDuelBot else bot
+    if type(duel_bot) is OptimalBot and duel_bot.objective == "duel" and duel_bot.rules.fingerprint == rules.fingerprint:
         return lambda batch: np.maximum(batch.optimal_actions(), 0)
+    if type(bot) is ThresholdBot:
+        try:
+            _, bank_at, style, min_dice = opponent_params(bot, rules)
+        except VectorUnsupportedError:
+            return None
+        return lambda batch: np.maximum(batch.threshold_actions(bank_at, style, min_dice), 0)
+    if type(bot) is RandomBot:
+        rng = np.random.default_rng(np.random.SeedSequence([seed, _RANDOM_STREAM]))
+        return lambda batch: np.maximum(batch.random_actions(rng), 0)
     return None
+
+
+_RANDOM_STREAM = 0x52414E44
+"""The spawn word of a vector ``RandomBot``'s generator (apart from the dice streams)."""
 
 
 def vector_duel_supported(bot: Bot, opponent: Any, rules: Rules) -> bool:
@@ -73,7 +94,7 @@ def vector_duel_values(
     """
     from greed_env.vector.engine import EpisodeBatch
 
-    act = vector_duel_act(bot, rules)
+    act = vector_duel_act(bot, rules, seed)
     if act is None:
         raise ValueError(f"{bot!r} cannot act on vector batches (no act_ids)")
     out = np.zeros(games)

@@ -257,7 +257,8 @@ def evaluate(
         exact_max_positions: with ``exact``, give up the exact value (None in the result)
             when the bot's turns reach more positions than this (an untrained policy that
             keeps rolling); None: no limit below the enumeration's own (an error).
-        vector: a two-seat duel of a deterministic observation policy (or the optimal bot)
+        vector: a two-seat duel of a deterministic observation policy (or the optimal,
+            leader-duel, threshold or random bot; :func:`vector_duel_act`)
             against the optimal duel bot plays its games after the first ``regret_episodes``
             in the numba engine (:func:`vector_duel_values`: 20-30 times faster with a policy, other
             dice streams from the same seed); False: every game in Python environments.

@@ -460,6 +460,14 @@ class EpisodeBatch:
         K.batch_optimal_actions(self.S, self._tab, self._ep, *self._opt, out)
         return out
 
+    def threshold_actions(self, bank_at: int, style: int, min_dice: int) -> np.ndarray:
+        """``ThresholdBot``'s action in every row from the acting seat's view (-1 where nothing
+        is to decide); ``style`` is a kernel keep style (see :func:`opponent_params`)."""
+        out = np.zeros(self.num_envs, dtype=np.int64)
+        rows = np.ones(self.num_envs, dtype=np.bool_)
+        K.batch_threshold_actions(self.S, rows, int(bank_at), int(style), int(min_dice), self._tab, out)
+        return out
+
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per episode (``RandomBot``'s choice), from ``rng``."""
         out = np.zeros(self.num_envs, dtype=np.int64)

@@ -181,3 +181,28 @@ def test_a_bot_made_for_one_rule_book_runs_only_its_tasks(capsys: pytest.Capture
     assert plays_rules_of("threshold:300", get_task("greed/turn")) and plays_rules_of("optimal-turn", get_task("greed/turn"))
     assert main(["benchmark", "greed/turn", "--bot", "farkle/ppo-turn", "--no-progress"]) == 2
     assert "plays none of these tasks' rule books (greed)" in capsys.readouterr().err
+
+
+def test_reference_bots_of_an_elo_task_share_one_round_robin(monkeypatch: pytest.MonkeyPatch) -> None:
+    from greed_env.benchmark import runner
+
+    task = Task(
+        "farkle/tiny-elo", 1, "elo", "farkle", 2, ("random", "threshold-300", "threshold-500"), 3, 6,
+        "Elo", "a tiny Elo task for tests",
+    )
+    played: list[list[str]] = []
+    real = runner.run_tournament
+
+    def counting(rules, bots, *args, **kwargs):  # type: ignore[no-untyped-def]
+        played.append(list(bots))
+        return real(rules, bots, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_tournament", counting)
+    monkeypatch.setattr(runner, "_REF_TOURNAMENTS", {})
+    a = run_task(task, "threshold-300")
+    b = run_task(task, "threshold-500")
+    c = run_task(task, "threshold-400")
+    assert played == [list(task.field), ["threshold-400", *task.field]]
+    assert a.extra["standings"] == b.extra["standings"]  # one round robin, each ref's row of it
+    assert a.value == pytest.approx(a.extra["standings"]["threshold-300"], abs=0.06)  # rounded there
+    assert "threshold-400" in c.extra["standings"]

@@ -144,3 +144,41 @@ def test_observation_bots_with_a_batch_method_play_in_the_vector_engine() -> Non
     assert vector_duel_supported(bot, opponent, rules)
     values = vector_duel_values(bot, opponent, rules, games=400, seed=1)
     assert values.size == 400 and values.mean() < 0.3
+
+
+@pytest.mark.parametrize("spec", ["threshold-300", "random", "leader-duel"])
+def test_heuristic_and_leader_bots_play_the_duel_in_the_vector_engine(spec: str) -> None:
+    """Threshold, random and leader-duel bots play their duel games in numba (the benchmark's
+    duel tasks), measuring what the Python games measure."""
+    from greed_env.bots import load
+    from greed_env.evaluation import vector_duel_act, vector_duel_supported
+
+    rules = VARIANTS["ten_thousand"]
+    bot = load(spec, rules)
+    assert vector_duel_supported(bot, OptimalBot(rules, "duel"), rules)
+    fast = evaluate(spec, rules, "duel", episodes=4000, seed=2, regret_episodes=0)
+    slow = evaluate(spec, rules, "duel", episodes=600, seed=2, regret_episodes=0, vector=False)
+    assert abs(fast.score.mean - slow.score.mean) < 1.1 * np.hypot(fast.score.half_width, slow.score.half_width)
+    again = evaluate(spec, rules, "duel", episodes=500, seed=2, regret_episodes=0)
+    assert again.score.mean == evaluate(spec, rules, "duel", episodes=500, seed=2, regret_episodes=0).score.mean
+    if spec == "leader-duel":  # with two seats it is the optimal duel bot, move for move
+        eb = EpisodeBatch(rules, 64, mode="duel", num_players=2, opponent="optimal")
+        eb.reset(seed=5)
+        act = vector_duel_act(bot, rules)
+        assert act is not None
+        for _ in range(30):
+            chosen = act(eb)
+            assert np.array_equal(chosen, np.maximum(eb.optimal_actions(), 0))
+            rng = np.random.default_rng(0)
+            for i in range(0, 64, 8):
+                state = State(**row_fields(eb.S, i, eb.tables))
+                move = eb.tables.catalog.action_to_move(state, int(chosen[i]))
+                assert move == bot.act(rules, state, rng) or state.phase == Phase.KEEP
+            eb.step(chosen)
+
+
+def test_a_threshold_bot_with_an_unknown_keep_style_stays_in_python() -> None:
+    from greed_env.bots.base import ThresholdBot
+    from greed_env.evaluation import vector_duel_act
+
+    assert vector_duel_act(ThresholdBot(keep="odd"), VARIANTS["farkle"]) is None
