@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
+from greed_env.rules import preset
 from greed_env.train.recipes import duel as bench
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -153,3 +155,20 @@ def test_turn_tag_and_args_choose_the_turn_stage(tmp_path: Path, monkeypatch: py
     assert bench.run_seed(ns, 3, [])[0] == 0
     cmd = calls[-1]
     assert cmd[cmd.index("--seed") + 1] == "13" and cmd[cmd.index("--run-name") + 1] == "ten_thousand__duel__branch__3"
+
+
+def test_the_duel_recipe_starts_final_round_turns_only_where_the_rules_have_one() -> None:
+    """greed, farkle and farkle5 have no final round: the recipe must not ask for its starts
+    (``FinalRoundStarts`` refuses such rules), while ten_thousand keeps them."""
+    from greed_env.train.curriculum import final_round_start
+
+    def starts(rules: str) -> str:
+        recipe = bench.duel_recipe(rules)
+        return recipe[recipe.index("--final-round-starts") + 1]
+
+    assert starts("ten_thousand") == "0.5" == bench.DUEL_RECIPE[bench.DUEL_RECIPE.index("--final-round-starts") + 1]
+    for name in ("greed", "farkle", "farkle5"):
+        assert starts(name) == "0"
+        with pytest.raises(ValueError):
+            final_round_start(preset(name), 0, np.random.default_rng(0))
+    assert len(bench.duel_recipe("farkle")) == len(bench.DUEL_RECIPE)

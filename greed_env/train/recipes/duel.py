@@ -9,7 +9,8 @@ Per seed, two ``greed train`` runs in subprocesses (up to ``--jobs`` seeds at on
 2. the duel stage: ``Duel-v0`` against ``optimal-duel`` on the native vector engine (the
    optimal bot played in numba, :mod:`greed_env.vector.optimal`), starting from the turn
    stage's weights, half of its episodes starting at the learner's final-round turn
-   (exploring starts, :mod:`greed_env.train.curriculum`; ``DUEL_RECIPE``).
+   (exploring starts, :mod:`greed_env.train.curriculum`; ``DUEL_RECIPE``; none for rules
+   without a final round, :func:`duel_recipe`).
 
 When all have finished, each seed's cards and ``eval.csv`` are read and one row per seed is
 printed: CPU minutes of both stages, the final policy's seat-balanced win rate against
@@ -72,7 +73,7 @@ from greed_env.files import atomic_write_text
 from greed_env.train.recipes import turn
 from greed_env.train.recipes.seeds import report, run_seeds, split_passthrough, spread
 
-__all__ = ["CARD_GAMES", "DUEL_RECIPE", "collect", "earlier_cpu_min", "fresh_eval", "main", "make_soup", "run_seed", "table"]
+__all__ = ["CARD_GAMES", "DUEL_RECIPE", "collect", "duel_recipe", "earlier_cpu_min", "fresh_eval", "main", "make_soup", "run_seed", "table"]
 
 DUEL_RECIPE = [
     "--opponent", "optimal",
@@ -94,6 +95,18 @@ DUEL_RECIPE = [
     "--torch-threads", "1",
     "--no-progress",
 ]  # fmt: skip
+
+
+def duel_recipe(rules: str) -> list[str]:
+    """``DUEL_RECIPE`` for the rule book ``rules`` (a preset name or ``name:k=v,...``): without
+    a final round (greed, farkle, farkle5) there is no final-round turn to start episodes at,
+    so those starts are off (``--final-round-starts 0``); arguments after ``--`` still win."""
+    from greed_env.rules.config import resolve_rules
+
+    if resolve_rules(rules).final_round:
+        return list(DUEL_RECIPE)
+    at = DUEL_RECIPE.index("--final-round-starts")
+    return [*DUEL_RECIPE[:at], "--final-round-starts", "0", *DUEL_RECIPE[at + 2 :]]
 
 
 def _duel_name(rules: str, seed: int, tag: str) -> str:
@@ -146,7 +159,7 @@ def run_seed(ns: argparse.Namespace, seed: int, extra: list[str]) -> tuple[int, 
         sys.executable, "-m", "greed_env.cli", "train", "duel",
         "--rules", ns.rules, "--seed", str(seed + ns.seed_offset), "--total-timesteps", str(ns.duel_steps),
         "--runs-dir", str(duel_dir), "--run-name", name, "--exp-name", ns.tag,
-        "--init-from", str(init), *DUEL_RECIPE, *extra, *resume,
+        "--init-from", str(init), *duel_recipe(ns.rules), *extra, *resume,
     ]  # fmt: skip
     log = duel_dir / f"{name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -315,7 +328,7 @@ def main(argv: list[str] | None = None, prog: str = "greed train recipe duel") -
     turn = f" (tag {ns.turn_tag}: {ns.turn_args})" if ns.turn_args or ns.turn_tag != "ppo" else ""
     heading = (
         f"`{ns.rules}` duel against optimal-duel, {ns.duel_steps:,} duel steps per seed after "
-        f"{ns.turn_steps:,} turn steps{turn}{after}; duel recipe: {' '.join(DUEL_RECIPE + extra)}"
+        f"{ns.turn_steps:,} turn steps{turn}{after}; duel recipe: {' '.join(duel_recipe(ns.rules) + extra)}"
     )
     if ns.soup_of:
         heading = f"`{ns.rules}` duel against optimal-duel: the soups of the runs tagged {' '.join(ns.soup_of)}"
