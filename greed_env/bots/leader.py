@@ -97,6 +97,8 @@ class LeaderDuelBot:
             return ROLL_FIRST if ROLL_FIRST in moves else moves[0]
         if state.num_players == 2:
             return self._duel.act(rules, state, rng)
+        if state.num_players < 2:
+            raise ValueError("leader-duel plays games of two or more players; a one-player turn has no leader")
         values = dict(self._duel.move_values(rules, duel_view(state)))
         missing = [m for m in moves if m not in values]
         if missing:

@@ -134,6 +134,10 @@ def test_leader_duel_plays_legal_moves_and_is_the_duel_bot_for_two(random_game: 
         assert bot.act(rules, s, rng) == duel.act(rules, s, rng)
     with pytest.raises(BotLoadError, match="carry-over"):
         LeaderDuelBot(preset("progressive"))
+    solo = rules.replace(min_players=1)  # a Solitaire-v0 turn
+    alone = next(s for s in random_game(solo, 1, 7, bots=[load("threshold-300", solo)], limit=50)[0] if s.phase.name == "KEEP")
+    with pytest.raises(ValueError, match="no leader"):
+        bot.act(solo, alone, rng)
 
 
 def test_cli_list_run_and_check(tiny: Task, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
