@@ -143,6 +143,10 @@ def options_key(opts: dict[str, Any]) -> dict[str, Any]:
 def not_converged(table: SolverTable) -> str:
     """Why ``table`` is not the converged optimum ('' when it is, as far as its metadata says)."""
     meta = table.meta
+    rules = table.rules
+    if (table.objective == "turn" and rules.carry_over and rules.exact_target
+            and "points_per_turn_target_ignored" not in meta):
+        return "it was solved with the exact target ignored, which overstates the turn the game plays"
     if meta.get("tail_policy_below_cap") is False:
         return (
             f"its cap of {meta.get('cap_points')} points is below where the tail policy starts"

@@ -105,3 +105,19 @@ def test_enumeration_limit() -> None:
     # evaluate() with a limit leaves the exact value out instead of failing
     res = evaluate(never_banks, rules, "turn", episodes=20, regret_episodes=0, exact=True, exact_max_positions=500)
     assert res.exact is None and "exact" not in res.summary()
+
+
+def test_optimal_bot_reproduces_the_turn_table_under_an_exact_target() -> None:
+    """Progressive's exact target ends a turn that passes it: the ``turn`` table is the turn
+    ``Solitaire-v0`` plays (from score 0, the target respected), so the optimal bot's play,
+    enumerated in the environment's rules, is the table's headline, and it is below the
+    points per turn with the target ignored."""
+    rules = preset("progressive", num_dice=3, straights=(), target=250, tie_rule="shared")
+    table_value = optimal_value(rules, "turn")
+    res = turn_value(OptimalBot(rules, "turn"), rules)
+    assert res.value == pytest.approx(table_value, abs=1e-9)
+    from greed_env.solver import load_table
+
+    meta = load_table(rules, "turn").meta
+    assert meta["points_per_turn_target_ignored"] > table_value + 1.0
+    assert meta["cap_points"] == 250

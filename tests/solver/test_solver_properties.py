@@ -100,7 +100,8 @@ def test_any_time_reroll_makes_values_non_monotone() -> None:
 def test_progressive_turn_values_never_decrease_in_points() -> None:
     from greed_env.solver.carry import CarryEvaluator
 
-    rules = preset("progressive", target=1_000_000, min_players=1)
+    # without an exact target (a turn under one is not monotone near it: every keep is kept)
+    rules = preset("progressive", exact_target=False, tie_rule="shared", min_players=1)
     ev = CarryEvaluator(rules, solve(rules, "turn"))
     c = ev.context(new_game(rules, 1))["arr"]["c"]
     assert np.diff(c, axis=0).min() >= -1e-9
