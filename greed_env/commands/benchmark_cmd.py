@@ -9,6 +9,9 @@
 * ``greed benchmark TASK... --leaderboard FILE --bots A,B,C --results DIR``: run every bot
   through the tasks (reusing results already in DIR under the same protocol), then write the
   leaderboard of every result in DIR into FILE between its leaderboard markers (or a new file).
+* ``greed benchmark --leaderboard FILE --board v1``: the same for a named board's fixed
+  (bot, task) pairs (:mod:`greed_env.benchmark.board`), the one command behind
+  docs/benchmark.md; TASK patterns then restrict it.
 """
 
 from __future__ import annotations
@@ -184,13 +187,15 @@ def _leaderboard(args: argparse.Namespace) -> int:
         read_result,
         run_task,
     )
+    from greed_env.benchmark.board import board_plan
     from greed_env.bots import BotLoadError
 
     bots = [b.strip() for b in (args.bots or "").split(",") if b.strip()]
-    if not bots:
-        return _fail("--leaderboard needs the bots to rank: --bots A,B,C")
+    if bool(bots) == bool(args.board):
+        return _fail("--leaderboard needs the bots to rank: --bots A,B,C or --board NAME (one of them)")
     try:
         tasks = match_tasks(args.tasks or ["all"])
+        plan = board_plan(args.board, tasks if args.tasks else None) if args.board else [(b, tasks) for b in bots]
         doc = check_output_file(args.leaderboard, "--leaderboard", (".md",))
         folder = check_output_dir(args.results, "--results")
     except (UnknownTaskError, OutputPathError) as exc:
@@ -198,7 +203,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     collected = []
     progress = _progress(not args.no_progress)
-    for bot in bots:
+    for bot, tasks in plan:
         path = folder / f"{_safe(bot)}.json"
         have = read_result(path) if path.exists() else BenchmarkResult(bot, [])
         known = {r.task: r for r in have.results}
@@ -266,6 +271,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--check", default=None, metavar="RESULT", help="rerun a recorded result.json and compare")
     p.add_argument("--leaderboard", default=None, metavar="FILE", help="write the leaderboard of --bots into FILE (.md)")
     p.add_argument("--bots", default=None, metavar="A,B,C", help="with --leaderboard: the bots to rank")
+    p.add_argument("--board", default=None, metavar="NAME", help="with --leaderboard: a named board's bots and tasks (v1: docs/benchmark.md)")
     p.add_argument("--results", default="benchmark-results", metavar="DIR", help="with --leaderboard: per-bot result files (reused; the board shows them all)")
     p.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")

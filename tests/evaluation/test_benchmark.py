@@ -210,3 +210,37 @@ def test_reference_bots_of_an_elo_task_share_one_round_robin(monkeypatch: pytest
     assert a.extra["standings"] == b.extra["standings"]  # one round robin, each ref's row of it
     assert a.value == pytest.approx(a.extra["standings"]["threshold-300"], abs=0.06)  # rounded there
     assert "threshold-400" in c.extra["standings"]
+
+
+def test_board_v1_runs_baselines_everywhere_and_trained_bots_on_their_rule_book() -> None:
+    from greed_env.benchmark.board import board_plan, trained_bots
+
+    plan = dict(board_plan("v1"))
+    assert {"random", "threshold-300", "threshold-500", "optimal-turn", "leader-duel"} <= set(plan)
+    assert len(plan["random"]) == len(TASKS)
+    assert {t.rules for t in plan["threshold-1000"]} == {"progressive"}
+    assert not any(t.kind == "duel" for t in plan["optimal-turn"])
+    assert all(t.rules != "progressive" for t in plan["leader-duel"] if t.kind == "duel")
+    trained = [e.bot for e in trained_bots()]
+    assert "ten_thousand/ppo-duel" in trained and "farkle/ppo-turn" in trained
+    assert not any(b.startswith("trippn/") for b in trained)  # no Trippn task
+    for bot in trained:
+        assert plan[bot] and {t.rules for t in plan[bot]} == {bot.split("/")[0]}
+    duel_only = dict(board_plan("v1", match_tasks(["*/duel"])))
+    assert all(t.kind == "duel" for tasks in duel_only.values() for t in tasks)
+    assert "optimal-turn" not in duel_only
+    with pytest.raises(UnknownTaskError, match="no leaderboard 'v9'"):
+        board_plan("v9")
+
+
+def test_cli_board_runs_the_board_s_pairs(tiny: Task, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tmp_path / "board.md"
+    res = tmp_path / "res"
+    assert main(["benchmark", tiny.id, "--leaderboard", str(doc), "--board", "v1", "--results", str(res),
+                 "--no-progress"]) == 0
+    ran = {p.stem for p in res.glob("*.json")}
+    assert {"random", "threshold-300", "threshold-500", "ten_thousand_ppo-turn"} <= ran
+    assert "optimal-turn" not in ran and "farkle_ppo-turn" not in ran  # neither plays this task
+    assert "`ten_thousand/ppo-duel`" in doc.read_text()
+    assert main(["benchmark", "--leaderboard", str(doc), "--board", "v1", "--bots", "random"]) == 2
+    assert "one of them" in capsys.readouterr().err

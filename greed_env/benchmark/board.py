@@ -1,0 +1,88 @@
+"""The leaderboard's own protocol: which bots run on which tasks.
+
+A leaderboard is only reproducible if the set of (bot, task) pairs is fixed too, so that one
+command rebuilds it: ``greed benchmark --leaderboard docs/benchmark.md --board v1``. A board
+names the baselines with the task patterns each runs on, plus every trained bot of the
+registry (kind ``onnx-policy``) on every task of its own rule book, so a newly shipped bot joins
+the board without an edit here.
+
+Board ``v1`` (docs/benchmark.md):
+
+* ``random``, ``threshold-300``, ``threshold-500``: every task.
+* ``threshold-1000``: Progressive's tasks (Progressive's pot field is threshold-1000).
+* ``optimal-turn``: the turn, field and Elo tasks (where the exact turn optimum is defined it
+  reads 100%; in games it is the turn-maximising player). Not the duel tasks: optimal-duel,
+  their opponent, is the optimum there, and a Python game of the turn bot is ~10x slower than
+  the numba games every other baseline plays.
+* ``leader-duel``: the duel tasks of the rule books it plays (not Progressive's: carry-over) and
+  the field tasks (with two players it is optimal-duel, so its duel rows read 50% within their
+  intervals: a check of the protocol).
+* ``optimal-duel``: the Elo tasks (it is one of their reference bots).
+* every registry bot of kind ``onnx-policy``: all tasks of its rule book.
+
+Not on the board: the ``ladder-*`` bots (optimal-duel softened by a temperature; their win
+rates against optimal-duel are measured by their own protocol and printed by ``greed bots``)
+and the solver's ``optimal-entry`` / ``optimal-race`` bots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from greed_env.benchmark.tasks import TASKS, Task, UnknownTaskError, match_tasks
+
+__all__ = ["BOARDS", "BoardEntry", "board_plan", "trained_bots"]
+
+
+@dataclass(frozen=True)
+class BoardEntry:
+    """A bot of a board and the task patterns it runs on (``all``: every task)."""
+
+    bot: str
+    tasks: tuple[str, ...] = ("all",)
+
+
+BOARDS: dict[str, tuple[BoardEntry, ...]] = {
+    "v1": (
+        BoardEntry("random"),
+        BoardEntry("threshold-300"),
+        BoardEntry("threshold-500"),
+        BoardEntry("threshold-1000", ("progressive/*",)),
+        BoardEntry("optimal-turn", ("*/turn", "*/ffa*", "progressive/pot4", "*/elo")),
+        BoardEntry("leader-duel", ("ten_thousand/duel", "greed/duel", "farkle/duel", "farkle5/duel", "*/ffa*")),
+        BoardEntry("optimal-duel", ("*/elo",)),
+    ),
+}
+"""Every board by name; ``v1`` is the one in docs/benchmark.md."""
+
+
+def trained_bots() -> list[BoardEntry]:
+    """The registry's trained bots (kind ``onnx-policy``), each on its own rule book's tasks
+    (none for a rule book without tasks, such as Trippn)."""
+    from greed_env.bots.registry import list_bots
+
+    with_tasks = {t.rules for t in TASKS.values()}
+    return [
+        BoardEntry(b.id, (f"{b.rules}/*",))
+        for b in list_bots()
+        if b.kind == "onnx-policy" and not b.problem and b.rules in with_tasks
+    ]
+
+
+def board_plan(name: str, only: list[Task] | None = None) -> list[tuple[str, list[Task]]]:
+    """The (bot, tasks) pairs of board ``name`` in run order, restricted to ``only`` when given
+    (a trained bot gets every task of its rule book; the runner skips other rule books).
+
+    Raises:
+        UnknownTaskError: no such board.
+    """
+    if name not in BOARDS:
+        raise UnknownTaskError(f"no leaderboard {name!r}; boards: {', '.join(BOARDS)}")
+    keep = None if only is None else {t.id for t in only}
+    plan: list[tuple[str, list[Task]]] = []
+    entries = [*BOARDS[name], *trained_bots()]
+    for entry in entries:
+        tasks = [t for t in match_tasks(list(entry.tasks)) if keep is None or t.id in keep]
+        if tasks:
+            plan.append((entry.bot, tasks))
+    return plan
