@@ -8,19 +8,23 @@ the board without an edit here.
 
 Board ``v1`` (docs/benchmark.md):
 
-* ``random``, ``threshold-300``, ``threshold-500``: every task.
+* ``random``, ``threshold-300``: every task; ``threshold-500``: every task but the duels (there
+  threshold-300 is the fixed-threshold reference of the six-dice rule books, where it beats
+  threshold-500 in every turn, field and Elo result, and threshold-1000 Progressive's).
 * ``threshold-1000``: Progressive's tasks (Progressive's pot field is threshold-1000).
-* ``optimal-turn``: the turn, field and Elo tasks (where the exact turn optimum is defined it
-  reads 100%; in games it is the turn-maximising player). Not the duel tasks: optimal-duel,
-  their opponent, is the optimum there, and a Python game of the turn bot is ~10x slower than
-  the numba games every other baseline plays.
+* ``optimal-turn``: the turn tasks (the optimum, 100%), Progressive's pot and the Elo tasks (a
+  reference bot there). Not the duel tasks, where optimal-duel, their opponent, is the optimum
+  (and a Python game of the turn bot is ~10x slower than the numba games every other baseline
+  plays), nor the 3-8 player fields, where it is one more fixed-policy player beside the
+  thresholds.
 * ``leader-duel``: the duel tasks of the rule books it plays (not Progressive's: carry-over) and
   the field tasks (with two players it is optimal-duel, so its duel rows read 50% within their
   intervals: a check of the protocol).
-* ``optimal-duel``: the Elo tasks (it is one of their reference bots).
 * every registry bot of kind ``onnx-policy``: all tasks of its rule book.
 
-Not on the board: the ``ladder-*`` bots (optimal-duel softened by a temperature; their win
+Not on the board: ``optimal-duel`` as a bot of its own (it is the duel tasks' opponent, the
+duel rows of ``leader-duel`` are its self-play, and its Elo is in every Elo result's reference
+standings), the ``ladder-*`` bots (optimal-duel softened by a temperature; their win
 rates against optimal-duel are measured by their own protocol and printed by ``greed bots``)
 and the solver's ``optimal-entry`` / ``optimal-race`` bots.
 """
@@ -46,11 +50,10 @@ BOARDS: dict[str, tuple[BoardEntry, ...]] = {
     "v1": (
         BoardEntry("random"),
         BoardEntry("threshold-300"),
-        BoardEntry("threshold-500"),
+        BoardEntry("threshold-500", ("*/turn", "*/ffa*", "progressive/pot4", "*/elo")),
         BoardEntry("threshold-1000", ("progressive/*",)),
-        BoardEntry("optimal-turn", ("*/turn", "*/ffa*", "progressive/pot4", "*/elo")),
+        BoardEntry("optimal-turn", ("*/turn", "progressive/pot4", "*/elo")),
         BoardEntry("leader-duel", ("ten_thousand/duel", "greed/duel", "farkle/duel", "farkle5/duel", "*/ffa*")),
-        BoardEntry("optimal-duel", ("*/elo",)),
     ),
 }
 """Every board by name; ``v1`` is the one in docs/benchmark.md."""
