@@ -45,8 +45,9 @@ from greed_env.rules.game import (
     State,
     current_keep_options,
 )
-from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
+from greed_env.rules.scoring import EMPTY_CARRY, Carry, keep_options
 from greed_env.solver import carry_kernels as ck
+from greed_env.solver.keeps import carry_keeps
 from greed_env.solver.model import SolverError, check_supported, roll_distribution, rules_unit
 from greed_env.solver.objectives import DEFAULT_TOL
 from greed_env.solver.progress import counter
@@ -143,33 +144,38 @@ def _reachable(rules: Rules, max_states: int) -> tuple[
     raw: dict[int, list[tuple[float, list[tuple[int, int]]]]] = {}
     pnot: dict[int, float] = {}
     scores: list[int] = []
+    next_keys: dict[tuple[int, int, Carry], tuple[int, Carry]] = {}
+    progress = counter()  # dice states expanded / found so far (the total grows as they are found)
     while queue:
         key = queue.popleft()
         n, carry = key
+        keeps = carry_keeps(rules, carry)
         rows = []
         p_nothing = 0.0
         for roll, p in dists[n]:
-            opts = keep_options(rules, roll, carry, n == n_dice)
-            if not has_scoring_keep(rules, roll, carry):
+            opts, scoring = keeps.roll(roll, n == n_dice)
+            if not scoring:
                 p_nothing += p
             row = []
-            for o in opts:
-                nxt = _next_key(rules, n, len(o.dice), o.carry)
+            for _sub, kept, score, after in opts:
+                nxt = next_keys.get((n, kept, after))
+                if nxt is None:
+                    nxt = next_keys[(n, kept, after)] = _next_key(rules, n, kept, after)
                 if nxt not in index:
                     if len(states) >= max_states:
                         raise SolverError(
                             f"{rules.name}: more than {max_states} dice states (dice, carry-over) "
-                            "are reachable; with Trippn the carry-over survives an and-roll and "
-                            "set counts grow without bound, so the state space never closes"
+                            "are reachable; raise max_states"
                         )
                     index[nxt] = len(states)
                     states.append(nxt)
                     queue.append(nxt)
-                row.append((o.score, index[nxt]))
-                scores.append(o.score)
+                row.append((score, index[nxt]))
+                scores.append(score)
             rows.append((p, row))
         raw[index[key]] = rows
         pnot[index[key]] = p_nothing
+        progress[0], progress[1] = len(raw), len(states)
     pn = np.array([pnot[s] for s in range(len(states))])
     return tuple(states), index, raw, pn, rules_unit(rules, scores)
 
