@@ -23,7 +23,6 @@ per multiset); ``benchmarks/bench_carry_keeps.py`` measures the speedup per dice
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from functools import lru_cache
 
 from greed_env.rules.config import Rules
@@ -150,20 +149,8 @@ class CarryKeeps:
         return tuple(out)
 
 
-_CACHE: OrderedDict[tuple[Rules, Carry], CarryKeeps] = OrderedDict()
-_CACHE_SIZE = 128
-
-
+@lru_cache(maxsize=128)
 def carry_keeps(rules: Rules, carry: Carry) -> CarryKeeps:
-    """The (cached) :class:`CarryKeeps` of ``carry``; the least recently used of more than
-    128 carry-overs are dropped (an eight-dice table holds 3,003 multisets)."""
-    key = (rules, carry)
-    hit = _CACHE.get(key)
-    if hit is None:
-        hit = CarryKeeps(rules, carry)
-        _CACHE[key] = hit
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return hit
+    """The :class:`CarryKeeps` of ``carry``, cached for the 128 carry-overs used last (an
+    eight-dice table holds 3,003 multisets, about a megabyte)."""
+    return CarryKeeps(rules, carry)
