@@ -275,6 +275,26 @@ def carry_tables(rules: Rules, reduced: bool, max_states: int = DEFAULT_MAX_STAT
     )
 
 
+def risk_free_states(ct: CarryTables) -> np.ndarray:
+    """Dice states from which a player can roll on for ever with no chance of a bust.
+
+    The largest set ``W`` of states whose every roll has a keep (``pb == 0``) and whose every
+    roll has a keep into ``W`` (a greatest fixed point). Every keep scores, so from a state of
+    ``W`` a turn's points grow without bound: the expected points of a turn have no maximum.
+    Empty under Progressive (hot dice clear the carry-over); Trippn's sets of 2s, 3s, 4s and 6s
+    working make every die score (1s and 5s as singles), and they never stop working.
+    """
+    w = ct.pb == 0.0
+    while True:
+        into = np.concatenate(([0], np.cumsum(w[ct.onx])))
+        group_ok = into[ct.ost[1:]] > into[ct.ost[:-1]]
+        bad = np.concatenate(([0], np.cumsum(~group_ok)))
+        keep = w & (bad[ct.gs[1:]] == bad[ct.gs[:-1]])
+        if np.array_equal(keep, w):
+            return w
+        w = keep
+
+
 def tail_gain(ct: CarryTables) -> np.ndarray:
     """Per dice state: expected points of rolling on while no bust is possible, then banking."""
     tail = np.zeros(ct.n_states)
@@ -336,6 +356,14 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         return _solve_entry(rules, tol, t0)
     if objective == "turn":
         ct = carry_tables(rules, True, max_states)
+        free = risk_free_states(ct)
+        if free.any():
+            n, carry = ct.states[int(np.argmax(free))]
+            raise SolverError(
+                f"{rules.name}: the expected points of a turn have no maximum: from {n} dice with "
+                f"{carry.describe()} (and {int(free.sum()) - 1} more dice states) no roll can bust "
+                "and the turn can go on for ever"
+            )
         tail = tail_gain(ct)
         t_cap = (cap or 20_000) // ct.unit
         while True:

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 from greed_env.rules import preset
+from greed_env.rules.config import Rules
+from greed_env.rules.game import ROLL, State, apply, apply_roll, legal_moves, new_game
 from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
-from greed_env.solver.carry import canonical_carry, carry_tables
+from greed_env.solver.carry import canonical_carry, carry_tables, risk_free_states
 from greed_env.solver.keeps import CarryKeeps, carry_keeps
 from greed_env.solver.model import roll_distribution
 
@@ -99,3 +101,29 @@ def test_canonical_carry_reads_trippn_set_counts_as_three() -> None:
     c = Carry((5, 0, 3, 0, 4, 0), (6,), ())
     assert canonical_carry(rules, c) == Carry((3, 0, 3, 0, 3, 0), (6,), ())
     assert canonical_carry(preset("progressive"), c) == c
+
+
+def _keep_all(rules: Rules, s: State, roll: tuple[int, ...]) -> State:
+    s = apply_roll(rules, s, roll)
+    move = next(m for m in legal_moves(rules, s) if m.kind == "keep" and sorted(m.taps) == sorted(roll))
+    return apply(rules, s, move)
+
+
+def test_a_trippn_turn_can_roll_on_for_ever() -> None:
+    """Why Trippn's turn objective has no optimum: two and-rolls can leave sets of 2s, 3s, 4s
+    and 6s working (the engine's own turn), after which every roll of any number of dice has a
+    keep and every keep leaves those sets working, so no roll can ever bust."""
+    rules = preset("trippn")
+    s = _keep_all(rules, new_game(rules, 1), (1, 2, 2, 2, 3, 3, 3, 5))
+    s = _keep_all(rules, apply(rules, s, ROLL), (1, 4, 4, 4, 5, 6, 6, 6))
+    assert s.dice == rules.num_dice and all(s.carry.sets[f - 1] for f in (2, 3, 4, 6))
+    keeps = CarryKeeps(rules, s.carry)
+    for n in range(1, rules.num_dice + 1):
+        for roll, _p in roll_distribution(n):
+            opts, scoring = keeps.roll(roll, n == rules.num_dice)
+            assert scoring and opts
+            assert all(all(c.sets[f - 1] for f in (2, 3, 4, 6)) for _s, _k, _sc, c in opts)
+
+
+def test_risk_free_states_are_none_under_progressive() -> None:
+    assert not risk_free_states(carry_tables(preset("progressive"), True)).any()
