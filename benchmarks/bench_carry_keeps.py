@@ -78,7 +78,7 @@ def main() -> None:
     args = ap.parse_args()
     rolls = [roll for roll, _p in roll_distribution(8)]
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
-    print(f"{'rules':<12} {'carry-over':<44} {'reference':>10} {'tables':>8} {'rows':>7} {'ref/tables':>10} {'ref/rows':>9}")
+    print(f"{'rules':<12} {'carry-over':<56} {'reference':>10} {'tables':>8} {'rows':>7} {'ref/tables':>10} {'ref/rows':>9}")
     ratios = []
     for name, carry in CASES[: args.carries]:
         rules = preset(name)
@@ -93,7 +93,7 @@ def main() -> None:
             row_t.append(rows)
         r, f, w = statistics.median(ref_t), statistics.median(tab_t), statistics.median(row_t)
         ratios.append(r / f)
-        print(f"{name:<12} {carry.describe():<44} {r:9.2f}s {f:7.3f}s {w:6.3f}s {r / f:9.0f}x {r / w:8.0f}x",
+        print(f"{name:<12} {carry.describe():<56} {r:9.2f}s {f:7.3f}s {w:6.3f}s {r / f:9.0f}x {r / w:8.0f}x",
               flush=True)
     print(f"median ratio reference / fresh tables: {statistics.median(ratios):.0f}x; "
           f"load average at end: {os.getloadavg()[0]:.1f}")

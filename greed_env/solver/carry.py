@@ -1,13 +1,14 @@
 """Carry-over rules (seed 002, Progressive 10,000): dice states, objectives and the evaluator.
 
 A *dice state* is (dice to roll, carry-over). The reachable dice states and every transition
-between them are enumerated from :func:`greed_env.rules.scoring.keep_options` (a breadth-first
-search from a fresh full roll); a roll's keeps become (points, next dice state) options.
+between them are enumerated by a breadth-first search from a fresh full roll; a roll's keeps,
+read as :func:`greed_env.rules.scoring.keep_options` reads them (through the per-carry-over
+tables of :mod:`greed_env.solver.keeps`), become (points, next dice state) options.
 
 Progressive has 204 dice states (hot dice clear the carry-over). Under Trippn the carry-over
-survives an and-roll and set counts keep growing, so the dice states never close: the search
-is stopped at ``max_states`` with a :class:`SolverError` that says so. Objectives that only
-need positions below a small turn total (``entry``) are solved on the states reachable there.
+survives an and-roll; with set counts above 3 read as 3 (:func:`canonical_carry`) its dice
+states are finite (see docs/solver.md for their number), but its turn has no optimum (a turn
+can roll on for ever once sets of 2s, 3s, 4s and 6s work: :func:`risk_free_states`).
 
 Exact target (race, duel): a keep past the target loses the turn, a keep landing on it forces
 the roll for nothing, and the value of a position is not monotone in points, so every distinct
@@ -55,7 +56,7 @@ from greed_env.solver.table import SolverTable
 
 __all__ = ["CarryEvaluator", "CarryTables", "carry_tables", "solve"]
 
-DEFAULT_MAX_STATES = 5_000
+DEFAULT_MAX_STATES = 200_000
 _MAX_ITER = 60
 
 
@@ -216,9 +217,9 @@ def _reachable(rules: Rules, reduced: bool, max_states: int) -> _Reached:
         flat = [o for opts_key, _ in ordered for o in opts_key]
         found[s] = (
             np.array([p for _, p in ordered]),
-            np.array([len(opts_key) for opts_key, _ in ordered], dtype=np.int64),
-            np.array([sc for sc, _ in flat], dtype=np.int64),
-            np.array([nx for _, nx in flat], dtype=np.int64),
+            np.array([len(opts_key) for opts_key, _ in ordered], dtype=np.int32),
+            np.array([sc for sc, _ in flat], dtype=np.int32),  # int32: Trippn's states hold
+            np.array([nx for _, nx in flat], dtype=np.int32),  # hundreds of millions of keeps
         )
         pb[s] = p_none
         pnot[s] = p_nothing
@@ -253,8 +254,8 @@ def carry_tables(rules: Rules, reduced: bool, max_states: int = DEFAULT_MAX_STAT
     unit = found.unit
     gp = np.concatenate([g[0] for g in found.groups])
     lens = np.concatenate([g[1] for g in found.groups])
-    osc = np.concatenate([g[2] for g in found.groups]) // unit
-    onx = np.concatenate([g[3] for g in found.groups])
+    osc = np.concatenate([g[2] for g in found.groups]).astype(np.int64) // unit
+    onx = np.concatenate([g[3] for g in found.groups]).astype(np.int64)
     gs = np.zeros(found.pb.shape[0] + 1, dtype=np.int64)
     gs[1:] = np.cumsum([g[0].shape[0] for g in found.groups])
     ost = np.zeros(lens.shape[0] + 1, dtype=np.int64)
