@@ -465,7 +465,17 @@ def _read(
     else:
         reading = _best_partition(rules, counts, True, (), ())
         result = None if reading is None else KeepResult(reading.score, EMPTY_CARRY, reading.parts)
-    full = fresh and len(taps) == rules.num_dice
+    return _roll_level(rules, result, taps, counts, carry, fresh and len(taps) == rules.num_dice)
+
+
+def _roll_level(
+    rules: Rules, result: KeepResult | None, taps: tuple[int, ...], counts: Counts, carry: Carry,
+    full: bool,
+) -> KeepResult | None:
+    """The roll-level part of a keep's reading on top of its combinations ``result`` (None if a
+    kept die scores nothing): the nothing bonus and the all-dice bonus (``full``: the keep is a
+    whole fresh roll) and the six-of-a-kind win. :func:`_read` and the solver's tabulated keeps
+    (``greed_env.solver.keeps``) both apply it, so they cannot disagree on the bonuses."""
     if result is None:
         if full and rules.nothing_bonus and not has_scoring_keep(rules, tuple(sorted(taps)), carry):
             part = Part("nothing scores", tuple(sorted(taps)), rules.nothing_bonus)

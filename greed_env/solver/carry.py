@@ -1,13 +1,14 @@
 """Carry-over rules (seed 002, Progressive 10,000): dice states, objectives and the evaluator.
 
 A *dice state* is (dice to roll, carry-over). The reachable dice states and every transition
-between them are enumerated from :func:`greed_env.rules.scoring.keep_options` (a breadth-first
-search from a fresh full roll); a roll's keeps become (points, next dice state) options.
+between them are enumerated by a breadth-first search from a fresh full roll; a roll's keeps,
+read as :func:`greed_env.rules.scoring.keep_options` reads them (through the per-carry-over
+tables of :mod:`greed_env.solver.keeps`), become (points, next dice state) options.
 
 Progressive has 204 dice states (hot dice clear the carry-over). Under Trippn the carry-over
-survives an and-roll and set counts keep growing, so the dice states never close: the search
-is stopped at ``max_states`` with a :class:`SolverError` that says so. Objectives that only
-need positions below a small turn total (``entry``) are solved on the states reachable there.
+survives an and-roll; with set counts above 3 read as 3 (:func:`canonical_carry`) its dice
+states are finite (see docs/solver.md for their number), but its turn has no optimum (a turn
+can roll on for ever once sets of 2s, 3s, 4s and 6s work: :func:`risk_free_states`).
 
 Exact target (race, duel, turn): a keep past the target loses the turn, a keep landing on it
 forces the roll for nothing, and the value of a position is not monotone in points, so every
@@ -47,8 +48,9 @@ from greed_env.rules.game import (
     State,
     current_keep_options,
 )
-from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
+from greed_env.rules.scoring import EMPTY_CARRY, Carry, keep_options
 from greed_env.solver import carry_kernels as ck
+from greed_env.solver.keeps import carry_keeps
 from greed_env.solver.model import SolverError, check_supported, roll_distribution, rules_unit
 from greed_env.solver.objectives import DEFAULT_TOL
 from greed_env.solver.progress import counter
@@ -56,7 +58,7 @@ from greed_env.solver.table import SolverTable
 
 __all__ = ["CarryEvaluator", "CarryTables", "carry_tables", "solve"]
 
-DEFAULT_MAX_STATES = 5_000
+DEFAULT_MAX_STATES = 200_000
 _MAX_ITER = 60
 
 
@@ -129,51 +131,110 @@ def canonical_carry(rules: Rules, carry: Carry) -> Carry:
     return carry._replace(sets=tuple(min(c, 3) for c in carry.sets))
 
 
+@dataclass(frozen=True, eq=False)
+class _Reached:
+    """Dice states found by the breadth-first search, with every state's rolls grouped by
+    their (points, next state) keeps: ``groups[s]`` = (probability per group, options per
+    group, points, next state), the groups in sorted order of their keeps, points not yet
+    divided by the unit. ``pb``: probability of no keep; ``pnot``: of no scoring die."""
+
+    states: tuple[tuple[int, Carry], ...]
+    index: dict[tuple[int, Carry], int]
+    groups: tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ...]
+    pb: np.ndarray
+    pnot: np.ndarray
+    unit: int
+
+
 @lru_cache(maxsize=4)
-def _reachable(rules: Rules, max_states: int) -> tuple[
-    tuple[tuple[int, Carry], ...], dict[tuple[int, Carry], int],
-    dict[int, list[tuple[float, list[tuple[int, int]]]]], np.ndarray, int,
-]:
-    """Breadth-first search of the dice states: (states, index, rolls with their (points,
-    next state) keeps per state, probability of no scoring die per state, points unit)."""
+def _reachable(rules: Rules, reduced: bool, max_states: int) -> _Reached:
+    """Breadth-first search of the dice states from a fresh full roll (see :class:`_Reached`).
+
+    ``reduced``: a roll's keeps are the best points per next state. The keeps of a roll come
+    from :class:`greed_env.solver.keeps.CarryKeeps`, in ``keep_options``' order, so states are
+    numbered in the order the reference's options find them.
+    """
     n_dice = rules.num_dice
     dists = {n: roll_distribution(n) for n in range(1, n_dice + 1)}
     start = (n_dice, EMPTY_CARRY)
     index: dict[tuple[int, Carry], int] = {start: 0}
     states: list[tuple[int, Carry]] = [start]
     queue = deque([start])
-    raw: dict[int, list[tuple[float, list[tuple[int, int]]]]] = {}
+    found: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+    pb: dict[int, float] = {}
     pnot: dict[int, float] = {}
-    scores: list[int] = []
+    scores: set[int] = set()
+    next_index: dict[tuple[int, int, Carry], int] = {}
+    progress = counter()  # dice states expanded / found so far (the total grows as they are found)
+
+    def number(n: int, kept: int, after: Carry) -> int:
+        nxt = _next_key(rules, n, kept, after)
+        i = index.get(nxt)
+        if i is None:
+            if len(states) >= max_states:
+                raise SolverError(f"{rules.name}: more than {max_states} dice states (dice, carry-over) "
+                                  "are reachable; raise max_states")
+            i = index[nxt] = len(states)
+            states.append(nxt)
+            queue.append(nxt)
+        next_index[(n, kept, after)] = i
+        return i
+
     while queue:
         key = queue.popleft()
         n, carry = key
-        rows = []
+        keeps = carry_keeps(rules, carry)
+        groups: dict[tuple[tuple[int, int], ...], float] = {}
+        p_none = 0.0
         p_nothing = 0.0
         for roll, p in dists[n]:
-            opts = keep_options(rules, roll, carry, n == n_dice)
-            if not has_scoring_keep(rules, roll, carry):
+            opts, scoring = keeps.roll(roll, n == n_dice)
+            if not scoring:
                 p_nothing += p
-            row = []
-            for o in opts:
-                nxt = _next_key(rules, n, len(o.dice), o.carry)
-                if nxt not in index:
-                    if len(states) >= max_states:
-                        raise SolverError(
-                            f"{rules.name}: more than {max_states} dice states (dice, carry-over) "
-                            "are reachable; with Trippn the carry-over survives an and-roll and "
-                            "set counts grow without bound, so the state space never closes"
-                        )
-                    index[nxt] = len(states)
-                    states.append(nxt)
-                    queue.append(nxt)
-                row.append((o.score, index[nxt]))
-                scores.append(o.score)
-            rows.append((p, row))
-        raw[index[key]] = rows
-        pnot[index[key]] = p_nothing
-    pn = np.array([pnot[s] for s in range(len(states))])
-    return tuple(states), index, raw, pn, rules_unit(rules, scores)
+            if not opts:
+                p_none += p
+                continue
+            if reduced:
+                best: dict[int, int] = {}
+                for _sub, kept, score, after in opts:
+                    nx = next_index.get((n, kept, after))
+                    if nx is None:
+                        nx = number(n, kept, after)
+                    if score > best.get(nx, -1):
+                        best[nx] = score
+                    scores.add(score)
+                opts_key = tuple(sorted((sc, nx) for nx, sc in best.items()))
+            else:
+                row = set()
+                for _sub, kept, score, after in opts:
+                    nx = next_index.get((n, kept, after))
+                    if nx is None:
+                        nx = number(n, kept, after)
+                    row.add((score, nx))
+                    scores.add(score)
+                opts_key = tuple(sorted(row))
+            groups[opts_key] = groups.get(opts_key, 0.0) + p
+        s = index[key]
+        ordered = sorted(groups.items())
+        flat = [o for opts_key, _ in ordered for o in opts_key]
+        found[s] = (
+            np.array([p for _, p in ordered]),
+            np.array([len(opts_key) for opts_key, _ in ordered], dtype=np.int32),
+            np.array([sc for sc, _ in flat], dtype=np.int32),  # int32: Trippn's states hold
+            np.array([nx for _, nx in flat], dtype=np.int32),  # hundreds of millions of keeps
+        )
+        pb[s] = p_none
+        pnot[s] = p_nothing
+        progress[0], progress[1] = len(found), len(states)
+    n_states = len(states)
+    return _Reached(
+        states=tuple(states),
+        index=index,
+        groups=tuple(found[s] for s in range(n_states)),
+        pb=np.array([pb[s] for s in range(n_states)]),
+        pnot=np.array([pnot[s] for s in range(n_states)]),
+        unit=rules_unit(rules, sorted(scores)),
+    )
 
 
 @lru_cache(maxsize=8)
@@ -184,55 +245,57 @@ def carry_tables(rules: Rules, reduced: bool, max_states: int = DEFAULT_MAX_STAT
     decrease in points: turn and entry).
 
     Raises:
-        SolverError: more than ``max_states`` dice states (Trippn), or a rule the engine's
+        SolverError: more than ``max_states`` dice states, or a rule the engine's
             transitions need that this module does not model (no hot dice).
     """
     if not rules.carry_over:
         raise SolverError("carry tables are for carry-over rules")
     if not rules.hot_dice:
         raise SolverError("the carry-over solver needs hot dice")
-    states, index, raw, pn, unit = _reachable(rules, max_states)
-    gs = [0]
-    gp: list[float] = []
-    ost = [0]
-    osc: list[int] = []
-    onx: list[int] = []
-    pb = np.zeros(len(states))
-    for s in range(len(states)):
-        groups: dict[tuple[tuple[int, int], ...], float] = {}
-        for p, row in raw[s]:
-            if not row:
-                pb[s] += p
-                continue
-            if reduced:
-                best: dict[int, int] = {}
-                for sc, nx in row:
-                    best[nx] = max(best.get(nx, -1), sc)
-                opts_key = tuple(sorted((sc // unit, nx) for nx, sc in best.items()))
-            else:
-                opts_key = tuple(sorted({(sc // unit, nx) for sc, nx in row}))
-            groups[opts_key] = groups.get(opts_key, 0.0) + p
-        for opts_key, p in sorted(groups.items()):
-            gp.append(p)
-            for sc, nx in opts_key:
-                osc.append(sc)
-                onx.append(nx)
-            ost.append(len(osc))
-        gs.append(len(gp))
+    found = _reachable(rules, reduced, max_states)
+    unit = found.unit
+    gp = np.concatenate([g[0] for g in found.groups])
+    lens = np.concatenate([g[1] for g in found.groups])
+    osc = np.concatenate([g[2] for g in found.groups]).astype(np.int64) // unit
+    onx = np.concatenate([g[3] for g in found.groups]).astype(np.int64)
+    gs = np.zeros(found.pb.shape[0] + 1, dtype=np.int64)
+    gs[1:] = np.cumsum([g[0].shape[0] for g in found.groups])
+    ost = np.zeros(lens.shape[0] + 1, dtype=np.int64)
+    ost[1:] = np.cumsum(lens)
     return CarryTables(
         unit=unit,
-        states=states,
-        index=index,
-        gs=np.array(gs, dtype=np.int64),
-        gp=np.array(gp),
-        ost=np.array(ost, dtype=np.int64),
-        osc=np.array(osc, dtype=np.int64),
-        onx=np.array(onx, dtype=np.int64),
-        pb=pb,
-        pnot=pn,
-        max_keep=int(max(osc)),
+        states=found.states,
+        index=found.index,
+        gs=gs,
+        gp=gp,
+        ost=ost,
+        osc=osc,
+        onx=onx,
+        pb=found.pb,
+        pnot=found.pnot,
+        max_keep=int(osc.max()),
         reduced=reduced,
     )
+
+
+def risk_free_states(ct: CarryTables) -> np.ndarray:
+    """Dice states from which a player can roll on for ever with no chance of a bust.
+
+    The largest set ``W`` of states whose every roll has a keep (``pb == 0``) and whose every
+    roll has a keep into ``W`` (a greatest fixed point). Every keep scores, so from a state of
+    ``W`` a turn's points grow without bound: the expected points of a turn have no maximum.
+    Empty under Progressive (hot dice clear the carry-over); Trippn's sets of 2s, 3s, 4s and 6s
+    working make every die score (1s and 5s as singles), and they never stop working.
+    """
+    w = ct.pb == 0.0
+    while True:
+        into = np.concatenate(([0], np.cumsum(w[ct.onx])))
+        group_ok = into[ct.ost[1:]] > into[ct.ost[:-1]]
+        bad = np.concatenate(([0], np.cumsum(~group_ok)))
+        keep = w & (bad[ct.gs[1:]] == bad[ct.gs[:-1]])
+        if np.array_equal(keep, w):
+            return w
+        w = keep
 
 
 def tail_gain(ct: CarryTables) -> np.ndarray:
@@ -298,6 +361,14 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         return _solve_exact_turn(rules, max_states, t0)
     if objective == "turn":
         ct = carry_tables(rules, True, max_states)
+        free = risk_free_states(ct)
+        if free.any():
+            n, carry = ct.states[int(np.argmax(free))]
+            raise SolverError(
+                f"{rules.name}: the expected points of a turn have no maximum: from {n} dice with "
+                f"{carry.describe()} (and {int(free.sum()) - 1} more dice states) no roll can bust "
+                "and the turn can go on for ever"
+            )
         tail = tail_gain(ct)
         t_cap = (cap or 20_000) // ct.unit
         while True:

@@ -66,14 +66,16 @@ def check_supported(rules: Rules, objective: str | None = None) -> None:
     Unsupported: ``piggyback`` (the previous player's turn would enter every position),
     ``entry_scope='roll'``, ``entry_until_made=False`` with an entry threshold,
     ``six_kind_wins``, a bust penalty combined with an entry threshold or without hot dice,
-    and Trippn (``trippn=True``) for every objective but ``entry``: its carry-over survives an
-    and-roll; read with counts above 3 as 3 its dice states are finite, but enumerating them
-    through the reference scoring (~15 CPU-s per eight-dice state) takes CPU-hours.
+    and Trippn (``trippn=True``) for every objective but ``entry``: its dice states are finite
+    and enumerated in minutes, but a turn that has sets of 2s, 3s, 4s and 6s working can roll on
+    for ever (every die scores), so ``turn`` has no optimum, and ``race`` and ``duel`` would
+    pass over thousands of times Progressive's keeps (docs/solver.md).
     """
     bad = []
     if rules.trippn and objective != "entry":
-        bad.append("Trippn mode (carry-over through and-rolls: its dice states are finite but not yet "
-                   "enumerated, CPU-hours of the reference scoring; see docs/solver.md)")
+        bad.append("Trippn mode (its turn has no optimum: with sets of 2s, 3s, 4s and 6s working no "
+                   "roll can bust; its race and duel are thousands of times Progressive's work; "
+                   "see docs/solver.md)")
     if rules.piggyback:
         bad.append("piggyback=True")
     if rules.tie_rule == "first_finisher" and rules.exact_target:
