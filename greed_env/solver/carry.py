@@ -7,8 +7,9 @@ tables of :mod:`greed_env.solver.keeps`), become (points, next dice state) optio
 
 Progressive has 204 dice states (hot dice clear the carry-over). Under Trippn the carry-over
 survives an and-roll; with set counts above 3 read as 3 (:func:`canonical_carry`) its dice
-states are finite (see docs/solver.md for their number), but its turn has no optimum (a turn
-can roll on for ever once sets of 2s, 3s, 4s and 6s work: :func:`risk_free_states`).
+states are finite (see docs/solver.md for their number), but with the target ignored its turn
+has no optimum (a turn can roll on for ever once sets of 2s, 3s, 4s and 6s work:
+:func:`risk_free_states`); only the exact target bounds it.
 
 Exact target (race, duel, turn): a keep past the target loses the turn, a keep landing on it
 forces the roll for nothing, and the value of a position is not monotone in points, so every
@@ -463,7 +464,9 @@ def _solve_exact_turn(rules: Rules, max_states: int, t0: float) -> SolverTable:
     arr = run_dp(ct, rules, ctx["t_cap"], ctx["t_exact"], ctx["out"], ctx["bank_val"], ctx["bank_ok"], ctx["x"])
     v = float(arr["c"][0, 0])
     reduced = carry_tables(rules, True, max_states)
-    ignored, _ = _turn_phi(rules, reduced, 20_000 // reduced.unit, tail_gain(reduced))
+    ignored = None  # no maximum where a turn can roll on for ever (Trippn)
+    if not risk_free_states(reduced).any():
+        ignored, _ = _turn_phi(rules, reduced, 20_000 // reduced.unit, tail_gain(reduced))
     meta = {
         "headline": v,
         "headline_label": f"expected points of one turn from 0 (exact target {rules.target}: past it the turn is lost)",

@@ -110,7 +110,7 @@ def _keep_all(rules: Rules, s: State, roll: tuple[int, ...]) -> State:
 
 
 def test_a_trippn_turn_can_roll_on_for_ever() -> None:
-    """Why Trippn's turn objective has no optimum: two and-rolls can leave sets of 2s, 3s, 4s
+    """Why Trippn's turn has no optimum with the target ignored: two and-rolls can leave sets of 2s, 3s, 4s
     and 6s working (the engine's own turn), after which every roll of any number of dice has a
     keep and every keep leaves those sets working, so no roll can ever bust."""
     rules = preset("trippn")
