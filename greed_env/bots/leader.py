@@ -85,6 +85,11 @@ class LeaderDuelBot:
         self.name = "leader-duel"
         self.description = "optimal duel policy against the leading opponent"
 
+    @property
+    def duel_bot(self) -> Any:
+        """The optimal duel bot it consults (what it plays with two seats)."""
+        return self._duel
+
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
         moves = legal_moves(rules, state)
         if not moves:

@@ -36,7 +36,7 @@ def vector_duel_act(bot: Bot, rules: Rules, seed: int = 0) -> Callable[[Any], np
         return lambda batch: act_ids(batch.obs, batch.mask)
     if hasattr(bot, "act_obs") and callable(getattr(bot, "act_batch", None)) and greedy:
         return lambda batch: bot.act_batch(batch.obs, batch.mask)  # OnnxBot, PPOBot
-    duel_bot = bot._duel if type(bot) is LeaderDuelBot else bot
+    duel_bot = bot.duel_bot if type(bot) is LeaderDuelBot else bot
     if type(duel_bot) is OptimalBot and duel_bot.objective == "duel" and duel_bot.rules.fingerprint == rules.fingerprint:
         return lambda batch: np.maximum(batch.optimal_actions(), 0)
     if type(bot) is ThresholdBot:
