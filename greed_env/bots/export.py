@@ -93,6 +93,23 @@ def _check_spaces(model: Any, rules: Rules, where: str) -> ActionCatalog:
     return catalog
 
 
+def _linear_head(head: Any) -> Any:
+    """The action head as one ``Linear`` layer: a structured head (free logits plus a shared
+    term over fixed action descriptions, :class:`greed_env.train.features.StructuredActionHead`)
+    is folded into its effective weight and bias, so the graph does not carry the description
+    matrix (Progressive's keep parts are 3,693 x 61) beside the weights it already determines."""
+    import torch
+
+    if isinstance(head, torch.nn.Linear) or not callable(getattr(head, "effective", None)):
+        return head
+    with torch.no_grad():
+        weight, bias = head.effective()
+        folded = torch.nn.Linear(weight.shape[1], weight.shape[0])
+        folded.weight.copy_(weight)
+        folded.bias.copy_(bias)
+    return folded
+
+
 def _logits_module(policy: Any) -> Any:
     import torch
     from stable_baselines3.common.preprocessing import preprocess_obs
@@ -104,7 +121,7 @@ def _logits_module(policy: Any) -> Any:
             super().__init__()
             self.extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
             self.mlp_extractor = policy.mlp_extractor
-            self.action_net = policy.action_net
+            self.action_net = _linear_head(policy.action_net)
             self.observation_space = policy.observation_space
             self.normalize_images = policy.normalize_images
 

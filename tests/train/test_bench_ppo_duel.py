@@ -158,8 +158,9 @@ def test_turn_tag_and_args_choose_the_turn_stage(tmp_path: Path, monkeypatch: py
 
 
 def test_the_duel_recipe_starts_final_round_turns_only_where_the_rules_have_one() -> None:
-    """greed, farkle and farkle5 have no final round: the recipe must not ask for its starts
-    (``FinalRoundStarts`` refuses such rules), while ten_thousand keeps them."""
+    """greed, farkle and farkle5 have no final round, and progressive's exact target never plays
+    one: the recipe must not ask for its starts (``FinalRoundStarts`` refuses such rules), while
+    ten_thousand keeps them."""
     from greed_env.train.curriculum import final_round_start
 
     def starts(rules: str) -> str:
@@ -167,7 +168,7 @@ def test_the_duel_recipe_starts_final_round_turns_only_where_the_rules_have_one(
         return recipe[recipe.index("--final-round-starts") + 1]
 
     assert starts("ten_thousand") == "0.5" == bench.DUEL_RECIPE[bench.DUEL_RECIPE.index("--final-round-starts") + 1]
-    for name in ("greed", "farkle", "farkle5"):
+    for name in ("greed", "farkle", "farkle5", "progressive"):
         assert starts(name) == "0"
         with pytest.raises(ValueError):
             final_round_start(preset(name), 0, np.random.default_rng(0))

@@ -99,11 +99,14 @@ DUEL_RECIPE = [
 
 def duel_recipe(rules: str) -> list[str]:
     """``DUEL_RECIPE`` for the rule book ``rules`` (a preset name or ``name:k=v,...``): without
-    a final round (greed, farkle, farkle5) there is no final-round turn to start episodes at,
-    so those starts are off (``--final-round-starts 0``); arguments after ``--`` still win."""
+    a final round (greed, farkle, farkle5), or with an exact target (progressive: the first to
+    reach it exactly wins, so no final round is ever played), there is no final-round turn to
+    start episodes at, so those starts are off (``--final-round-starts 0``); arguments after
+    ``--`` still win."""
     from greed_env.rules.config import resolve_rules
 
-    if resolve_rules(rules).final_round:
+    r = resolve_rules(rules)
+    if r.final_round and not r.exact_target:
         return list(DUEL_RECIPE)
     at = DUEL_RECIPE.index("--final-round-starts")
     return [*DUEL_RECIPE[:at], "--final-round-starts", "0", *DUEL_RECIPE[at + 2 :]]
