@@ -11,6 +11,7 @@ through them (docs/benchmark.md has the protocol and the leaderboard).
 from greed_env.benchmark.runner import (
     BenchmarkResult,
     TaskResult,
+    bot_digest,
     check_result,
     load_field_bot,
     plays_rules_of,
@@ -28,6 +29,7 @@ __all__ = [
     "Task",
     "TaskResult",
     "UnknownTaskError",
+    "bot_digest",
     "check_result",
     "get_task",
     "load_field_bot",

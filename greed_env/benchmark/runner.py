@@ -25,7 +25,8 @@ import numpy as np
 from greed_env import __version__
 from greed_env.benchmark.tasks import Task
 from greed_env.bots import load
-from greed_env.bots.loader import spec_rules
+from greed_env.bots.cards import CARD_FORMAT
+from greed_env.bots.loader import spec_card, spec_rules
 from greed_env.bots.play import play_game
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament
@@ -37,6 +38,7 @@ __all__ = [
     "BenchmarkResult",
     "TaskResult",
     "beside",
+    "bot_digest",
     "check_result",
     "load_field_bot",
     "plays_rules_of",
@@ -84,15 +86,22 @@ class BenchmarkResult:
     results: list[TaskResult]
     greed_env_version: str = __version__
     python: str = field(default_factory=platform.python_version)
+    bot_sha256: str | None = None
+    """sha256 of the exported bot file the results were measured with (:func:`bot_digest`);
+    None for bots that are code (heuristics, solver bots) and for results written before it
+    was recorded."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "format": "greed_env-benchmark/1",
             "bot": self.bot,
             "greed_env_version": self.greed_env_version,
             "python": self.python,
-            "results": [asdict(r) for r in self.results],
         }
+        if self.bot_sha256 is not None:
+            doc["bot_sha256"] = self.bot_sha256
+        doc["results"] = [asdict(r) for r in self.results]
+        return doc
 
     def write(self, path: str | Path) -> Path:
         """Write the result as JSON (atomically: a crash leaves no half-written file)."""
@@ -111,13 +120,31 @@ def read_result(path: str | Path) -> BenchmarkResult:
         if doc.get("format") != "greed_env-benchmark/1":
             raise ValueError(f"format is {doc.get('format')!r}, not 'greed_env-benchmark/1'")
         results = [TaskResult(**r) for r in doc["results"]]
-        return BenchmarkResult(doc["bot"], results, doc["greed_env_version"], doc.get("python", ""))
+        sha = doc.get("bot_sha256")
+        if sha is not None and not isinstance(sha, str):
+            raise ValueError(f"bot_sha256 is {sha!r}, not a string")
+        return BenchmarkResult(doc["bot"], results, doc["greed_env_version"], doc.get("python", ""), sha)
     except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"{p}: not a readable benchmark result ({exc})") from None
 
 
 # ------------------------------------------------------------------------------------------
 # bots
+
+
+def bot_digest(bot: str) -> str | None:
+    """The sha256 of the exported bot file ``bot`` names (its card's ``onnx.sha256``: a
+    registry id or a card path), so a result can tell which file it measured; None for bots
+    that are code (heuristics, solver bots, model files without a bot card).
+
+    Raises:
+        BotLoadError: a card that does not read.
+    """
+    card = spec_card(parse_spec(bot))
+    if card is None or card.get("format") != CARD_FORMAT:
+        return None
+    sha = (card.get("onnx") or {}).get("sha256")
+    return str(sha) if sha else None
 
 
 def load_field_bot(spec: str, rules: Rules) -> Any:
@@ -293,7 +320,7 @@ def run_benchmark(
         results.append(r)
         if on_result is not None:
             on_result(r)
-    return BenchmarkResult(bot, results)
+    return BenchmarkResult(bot, results, bot_sha256=bot_digest(bot))
 
 
 # ------------------------------------------------------------------------------------------

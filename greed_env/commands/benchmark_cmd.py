@@ -134,13 +134,21 @@ def _value(r: Any) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from greed_env.benchmark import check_result, get_task, read_result, run_task
+    from greed_env.benchmark import bot_digest, check_result, get_task, read_result, run_task
+    from greed_env.bots import BotLoadError
 
     try:
         recorded = read_result(args.check)
     except ValueError as exc:
         return _fail(str(exc))
     bot = args.bot or recorded.bot
+    try:
+        digest = bot_digest(bot)
+    except BotLoadError as exc:
+        return _fail(str(exc))
+    if None not in (digest, recorded.bot_sha256) and digest != recorded.bot_sha256:
+        print(f"note: {bot} is not the bot file {args.check} measured (sha256 {recorded.bot_sha256[:12]}..., "
+              f"now {str(digest)[:12]}...)", file=sys.stderr)
     progress = _progress(not args.no_progress)
     ok = True
     for old in recorded.results:
@@ -182,6 +190,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     from greed_env.benchmark import (
         BenchmarkResult,
         UnknownTaskError,
+        bot_digest,
         match_tasks,
         plays_rules_of,
         read_result,
@@ -206,7 +215,17 @@ def _leaderboard(args: argparse.Namespace) -> int:
     for bot, tasks in plan:
         path = folder / f"{_safe(bot)}.json"
         have = read_result(path) if path.exists() else BenchmarkResult(bot, [])
+        try:
+            digest = bot_digest(bot)
+        except BotLoadError as exc:
+            return _fail(str(exc))
         known = {r.task: r for r in have.results}
+        if known and None not in (digest, have.bot_sha256) and have.bot_sha256 != digest:
+            print(f"greed benchmark: {bot} is not the bot {path} measured (its file's sha256 changed): "
+                  "every task runs again", file=sys.stderr)
+            known = {}
+        # results of a file recorded before digests were kept cannot vouch for the bot of today
+        vouched = digest if not known or have.bot_sha256 == digest else have.bot_sha256
         for task in tasks:
             old = known.get(task.id)
             if old is not None and old.protocol == task.protocol():
@@ -223,7 +242,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
                 continue
             print(f"{bot} {task.id}: {_value(r)}", file=sys.stderr)
             known[task.id] = r
-            BenchmarkResult(bot, list(known.values())).write(path)
+            BenchmarkResult(bot, list(known.values()), bot_sha256=vouched).write(path)
     for path in sorted(folder.glob("*.json")):
         try:
             collected.append(read_result(path))

@@ -29,3 +29,16 @@ def test_the_committed_results_cover_board_v1_under_today_s_protocols(repo_root:
             got = have[bot].get(task.id)
             assert got is not None, f"{bot} has no result on {task.id}"
             assert got.protocol == task.protocol(), f"{bot} on {task.id}: result of an older protocol"
+
+
+def test_committed_results_that_name_their_bot_file_measured_the_shipped_one(repo_root: Path) -> None:
+    """A result records the sha256 of the bot file it measured (results from before that was
+    recorded carry none); a bot shipped again makes its recorded rows stale."""
+    from greed_env.benchmark import bot_digest
+
+    for res in _results(repo_root):
+        if res.bot_sha256 is not None:
+            assert res.bot_sha256 == bot_digest(res.bot), (
+                f"{res.bot} was shipped again after its benchmark rows: rerun them "
+                "(`greed benchmark --leaderboard docs/benchmark.md --board v1 ...`)"
+            )

@@ -16,6 +16,7 @@ from greed_env.benchmark import (
     Task,
     TaskResult,
     UnknownTaskError,
+    bot_digest,
     check_result,
     get_task,
     match_tasks,
@@ -177,6 +178,30 @@ def test_cli_leaderboard_writes_between_markers(tiny: Task, tmp_path: Path) -> N
              "--results", str(tmp_path / "res"), "--no-progress"]
     assert main(again) == 0  # nothing to run: the board still shows every saved result
     assert "`threshold-300`" in doc.read_text() and "`threshold-500`" in doc.read_text()
+
+
+def test_leaderboard_runs_again_a_bot_whose_file_changed(
+    tiny: Task, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc, res = tmp_path / "board.md", tmp_path / "res"
+    args = ["benchmark", tiny.id, "--leaderboard", str(doc), "--bots", "ten_thousand/ppo-turn",
+            "--results", str(res), "--no-progress"]
+    assert main(args) == 0
+    path = res / "ten_thousand_ppo-turn.json"
+    saved = read_result(path)
+    assert saved.bot_sha256 is not None and saved.bot_sha256 == bot_digest("ten_thousand/ppo-turn")
+    assert bot_digest("threshold-300") is None  # code, not a file
+    capsys.readouterr()
+    assert main(args) == 0  # the same file: its result is reused
+    assert f"ten_thousand/ppo-turn {tiny.id}:" not in capsys.readouterr().err
+    stale = json.loads(path.read_text())
+    stale["bot_sha256"], stale["results"][0]["value"] = "0" * 64, -1.0
+    path.write_text(json.dumps(stale))
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "is not the bot" in err and f"ten_thousand/ppo-turn {tiny.id}:" in err
+    again = read_result(path)
+    assert again.bot_sha256 == saved.bot_sha256 and again.results[0].value == saved.results[0].value
 
 
 def test_a_bot_made_for_one_rule_book_runs_only_its_tasks(capsys: pytest.CaptureFixture[str]) -> None:
