@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -578,6 +578,13 @@ def rolloff_value(rules: Rules, ct: CarryTables, tol: float) -> tuple[float, int
         y_max *= 2
 
 
+CONTEXT_CACHE_SIZE = 256
+"""In-turn problems a :class:`CarryEvaluator` keeps (least recently used dropped first). A duel
+context holds its turn's value arrays, about 0.7 MB for Progressive (some 200 turn totals x 204
+dice states, twice): unbounded, a long run of games (a ladder calibration) filled 21 GB with
+one per score pair met."""
+
+
 class CarryEvaluator:
     """Values of legal moves under carry-over rules, recomputed from a solved table."""
 
@@ -589,7 +596,7 @@ class CarryEvaluator:
         self.exact_turn = obj == "turn" and rules.exact_target
         reduced = obj == "entry" or (obj == "turn" and not self.exact_turn)
         self.ct = None if self.trivial_entry else carry_tables(rules, reduced)
-        self._cache: dict[Any, dict[str, Any]] = {}
+        self._cache: OrderedDict[Any, dict[str, Any]] = OrderedDict()
         self._rolloff: dict[str, Any] | None = None
 
     def context(self, state: State) -> dict[str, Any]:
@@ -611,6 +618,7 @@ class CarryEvaluator:
             key = (obj, state.scores, p, state.endgame)
         hit = self._cache.get(key)
         if hit is not None:
+            self._cache.move_to_end(key)
             return hit
         if self.exact_turn:
             ctx = exact_turn_context(rules, ct, state.scores[p])
@@ -657,6 +665,8 @@ class CarryEvaluator:
         ctx["arr"] = run_dp(ct, rules, ctx["t_cap"], ctx["t_exact"], ctx["out"], ctx["bank_val"],
                             ctx["bank_ok"], ctx["x"], ctx["tail"])
         self._cache[key] = ctx
+        if len(self._cache) > CONTEXT_CACHE_SIZE:  # least recently used first
+            self._cache.popitem(last=False)
         return ctx
 
     def _rolloff_tables(self) -> dict[str, Any]:

@@ -151,3 +151,20 @@ def test_bot_values_every_legal_move_and_plays_one(name: str) -> None:
         assert [m for m, _ in vals] == legal_moves(rules, st)
         assert all(0.0 <= v <= 1.0 for _, v in vals)
         assert bot.act(rules, st, rng) in legal_moves(rules, st)
+
+
+def test_the_carry_over_evaluator_keeps_a_bounded_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each score pair met in a duel is an in-turn problem of its own; the evaluator keeps only
+    the most recently used ones (unbounded, a Progressive ladder calibration ran out of memory)."""
+    from greed_env.solver import carry
+
+    monkeypatch.setattr(carry, "CONTEXT_CACHE_SIZE", 3)
+    rules = preset("progressive", target=600)
+    bot = OptimalBot(rules, "duel", solve(rules, "duel"))
+    s = new_game(rules, 2, first_player=0)
+    roll = (1, 1, 1, 5, 2, 3, 4, 6)
+    first = bot.move_values(rules, apply_roll(rules, s, roll))
+    for a in range(0, 550, 50):
+        bot.move_values(rules, apply_roll(rules, s._replace(scores=(a, 0)), roll))
+    assert isinstance(bot._carry, carry.CarryEvaluator) and len(bot._carry._cache) == 3
+    assert bot.move_values(rules, apply_roll(rules, s, roll)) == first  # recomputed, the same
