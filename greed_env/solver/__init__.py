@@ -72,9 +72,12 @@ def solve(rules: Rules | str, objective: str, progress: TextIO | None = None, **
 
     prog.begin()
     stream = progress if progress is not None else prog.default_stream()
-    with contextlib.nullcontext() if stream is None else prog.solving(rules, objective, stream):
-        table = _solve(rules, objective, key, opts)
-        prog.finish()
+    try:
+        with contextlib.nullcontext() if stream is None else prog.solving(rules, objective, stream):
+            table = _solve(rules, objective, key, opts)
+            prog.finish()
+    finally:
+        prog.end()
     return table
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "begin",
     "counter",
     "default_stream",
+    "end",
     "finish",
     "fraction",
     "note",
@@ -69,6 +70,7 @@ class _Run:
         self.stage = 0
         self.best: float | None = None
         self.done = False
+        self.active = False
         self.note = ""
 
 
@@ -82,11 +84,19 @@ def counter() -> np.ndarray:
 
 
 def begin() -> None:
-    """A new solve starts: no stages, no fraction, an empty note."""
+    """A solve starts: no stages, no fraction yet, an empty note, the counter at 0."""
     global _RUN
     with _LOCK:
         _COUNTER[:] = 0.0
         _RUN = _Run()
+        _RUN.active = True
+
+
+def end() -> None:
+    """The solve is over (done or failed): no fraction until the next :func:`begin`, so a
+    watcher never reads the last solve's state as the next one's (the counter is kept)."""
+    with _LOCK:
+        _RUN.active = False
 
 
 def plan(*stages: tuple[str, float]) -> None:
@@ -96,6 +106,8 @@ def plan(*stages: tuple[str, float]) -> None:
         _RUN.names = [name for name, _ in stages]
         _RUN.weights = [max(float(work), 0.0) for _, work in stages]
         _RUN.stage = 0
+        _RUN.best = None
+        _RUN.done = False
         _RUN.note = _RUN.names[0] if stages else ""
         _COUNTER[:] = 0.0
     _notify()
@@ -132,6 +144,8 @@ def status() -> str:
 
 
 def _raw_fraction() -> float | None:
+    if not _RUN.active:
+        return None
     if _RUN.done:
         return 1.0
     done, total = float(_COUNTER[0]), float(_COUNTER[1])
@@ -151,7 +165,9 @@ def fraction() -> float | None:
     """Share of the running solve's work done (None while unknown); it never decreases."""
     with _LOCK:
         raw = _raw_fraction()
-        if raw is not None and (_RUN.best is None or raw > _RUN.best):
+        if raw is None:
+            return None if not _RUN.active else _RUN.best
+        if _RUN.best is None or raw > _RUN.best:
             _RUN.best = raw
         return _RUN.best
 

@@ -17,6 +17,7 @@ from greed_env.solver.progress import (
     begin,
     counter,
     default_stream,
+    end,
     finish,
     fraction,
     plan,
@@ -46,6 +47,8 @@ def test_stages_add_up_to_one_monotone_fraction() -> None:
         counter()[:] = (1.0, 30.0)  # a total re-estimated upwards holds the bar
         assert fraction() == pytest.approx(0.5)
         finish()
+        end()
+        assert fraction() is None
     assert seen == [0.0, 0.25, 1.0]
 
 
