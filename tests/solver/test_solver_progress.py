@@ -11,6 +11,7 @@ import pytest
 from greed_env.cli import main
 from greed_env.rules import Rules, preset
 from greed_env.solver import solve
+from greed_env.solver.kernels import newton_sweeps_left
 from greed_env.solver.progress import (
     advance,
     bar,
@@ -50,6 +51,14 @@ def test_stages_add_up_to_one_monotone_fraction() -> None:
         end()
         assert fraction() is None
     assert seen == [0.0, 0.25, 1.0]
+
+
+def test_zilch_sweeps_left_follow_the_quadratic_fall_of_the_changes() -> None:
+    # Zilch's duel at target 800 (floor -500) changes by 0.47, 0.36, 7.1e-3, 1.8e-6, 3e-15
+    assert newton_sweeps_left(2, 0.361, 0.468, 1e-12, 5) == 3.0  # too early to read: the guess
+    assert newton_sweeps_left(3, 7.1e-3, 0.361, 1e-12, 5) == 2.0
+    assert newton_sweeps_left(4, 1.84e-6, 7.1e-3, 1e-12, 5) == 1.0
+    assert newton_sweeps_left(4, 0.2, 0.25, 1e-12, 5) > 10.0  # slow: the geometric rate
 
 
 def _solve_watched(rules: Rules, objective: str, **opts: float) -> tuple[list[tuple[float, float]], float]:
