@@ -227,6 +227,7 @@ def _reachable(rules: Rules, reduced: bool, max_states: int) -> _Reached:
         pb[s] = p_none
         pnot[s] = p_nothing
         progress.note(f"dice states: {len(found)} expanded, {len(states)} found")
+    progress.note("")
     n_states = len(states)
     return _Reached(
         states=tuple(states),
@@ -396,6 +397,7 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
     if rules.target % ct.unit:
         raise SolverError("the target is not a multiple of the points unit")
     if objective == "race":
+        progress.plan(("the scores", 1.0))
         r, iters = ck.carry_race_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER, progress.counter())
         if np.any(iters < 0):
             raise SolverError("the race Newton iteration did not converge")
