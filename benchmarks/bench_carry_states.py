@@ -20,7 +20,7 @@ from collections import Counter
 
 from greed_env.rules import preset
 from greed_env.solver.carry import DEFAULT_MAX_STATES, carry_tables, risk_free_states
-from greed_env.solver.progress import counter
+from greed_env.solver.progress import status
 
 
 def _rss_mb() -> float:
@@ -41,11 +41,10 @@ def main() -> None:
     stop = threading.Event()
 
     def report() -> None:
-        done = counter()
         while not stop.wait(args.every):
             loads.append(os.getloadavg()[0])
             print(f"  {time.perf_counter() - w0:6.0f} s wall, {time.process_time() - t0:6.0f} CPU-s: "
-                  f"{int(done[0])} dice states expanded of {int(done[1])} found, load {loads[-1]:.1f}, "
+                  f"{status()}, load {loads[-1]:.1f}, "
                   f"peak RSS {_rss_mb():.0f} MB", flush=True)
 
     thread = threading.Thread(target=report, daemon=True)

@@ -19,6 +19,7 @@ All transition tables are derived from the reference scoring
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any, TextIO
 
@@ -67,13 +68,17 @@ def solve(rules: Rules | str, objective: str, progress: TextIO | None = None, **
     if objective not in OBJECTIVES:
         raise SolverError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
     key = options_key(opts)
-    from greed_env.solver.progress import default_stream, solving
+    from greed_env.solver import progress as prog
 
-    stream = progress if progress is not None else default_stream()
-    if stream is None:
-        return _solve(rules, objective, key, opts)
-    with solving(rules, objective, stream):
-        return _solve(rules, objective, key, opts)
+    prog.begin()
+    stream = progress if progress is not None else prog.default_stream()
+    try:
+        with contextlib.nullcontext() if stream is None else prog.solving(rules, objective, stream):
+            table = _solve(rules, objective, key, opts)
+            prog.finish()
+    finally:
+        prog.end()
+    return table
 
 
 def _solve(rules: Rules, objective: str, key: dict[str, Any], opts: dict[str, Any]) -> SolverTable:

@@ -51,10 +51,11 @@ from greed_env.rules.game import (
 )
 from greed_env.rules.scoring import EMPTY_CARRY, Carry, keep_options
 from greed_env.solver import carry_kernels as ck
+from greed_env.solver import progress
 from greed_env.solver.keeps import carry_keeps
+from greed_env.solver.kernels import level_work
 from greed_env.solver.model import SolverError, check_supported, roll_distribution, rules_unit
 from greed_env.solver.objectives import DEFAULT_TOL
-from greed_env.solver.progress import counter
 from greed_env.solver.table import SolverTable
 
 __all__ = ["CarryEvaluator", "CarryTables", "carry_tables", "solve"]
@@ -166,7 +167,6 @@ def _reachable(rules: Rules, reduced: bool, max_states: int) -> _Reached:
     pnot: dict[int, float] = {}
     scores: set[int] = set()
     next_index: dict[tuple[int, int, Carry], int] = {}
-    progress = counter()  # dice states expanded / found so far (the total grows as they are found)
 
     def number(n: int, kept: int, after: Carry) -> int:
         nxt = _next_key(rules, n, kept, after)
@@ -226,7 +226,8 @@ def _reachable(rules: Rules, reduced: bool, max_states: int) -> _Reached:
         )
         pb[s] = p_none
         pnot[s] = p_nothing
-        progress[0], progress[1] = len(found), len(states)
+        progress.note(f"dice states: {len(found)} expanded, {len(states)} found")
+    progress.note("")
     n_states = len(states)
     return _Reached(
         states=tuple(states),
@@ -396,7 +397,8 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
     if rules.target % ct.unit:
         raise SolverError("the target is not a multiple of the points unit")
     if objective == "race":
-        r, iters = ck.carry_race_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER, counter())
+        progress.plan(("the scores", 1.0))
+        r, iters = ck.carry_race_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER, progress.counter())
         if np.any(iters < 0):
             raise SolverError("the race Newton iteration did not converge")
         meta = {
@@ -413,10 +415,13 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
     if objective == "duel":
         if not rules.exact_target:
             raise SolverError("the carry-over duel is solved for exact-target rules only")
+        progress.plan(*duel_work(target))
         q = ck.last_turn_out(target, ct.kernel_tables(), ct.max_keep)
-        rho, _first_choice = rolloff_value(rules, ct, tol)
+        progress.advance()
+        rho, _first_choice = rolloff_value(rules, ct, tol, progress.counter())
         tie = max(rho, 1.0 - rho) if rules.tie_rule == "split_vote" else 0.5
-        v, iters = ck.carry_duel_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, counter())
+        progress.advance()
+        v, iters = ck.carry_duel_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, progress.counter())
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")
         meta = {
@@ -556,19 +561,45 @@ def _rolloff_first(ct: CarryTables, locked: np.ndarray, second: np.ndarray) -> t
     return float(c[0]), c.reshape(size, ct.n_states)
 
 
-def rolloff_value(rules: Rules, ct: CarryTables, tol: float) -> tuple[float, int]:
+_ROLLOFF_START = 400  # first cap (units) of the roll-off's second roller
+# in-turn rows of a duel pass per roll-off row (no derivative, no banking), and the roll-off's
+# passes as Progressive takes them (7 per cap, caps 400 to 3,200): estimates for the bar only
+_ROLLOFF_ROW_COST = 0.5
+_ROLLOFF_GUESS = 7 * 2 * sum(_ROLLOFF_START * 2**i + 1 for i in range(4))
+_PASSES_PER_SIDE = 2.5  # Newton passes per side of a pair (2.4-2.7 measured, docs/results.md)
+
+
+def duel_work(target: int) -> tuple[tuple[str, float], ...]:
+    """The carry-over duel's stages and their estimated work in in-turn rows, for
+    :func:`greed_env.solver.progress.plan`: the last turns (a pass per score), the roll-off
+    and the score pairs (a pass per score to find the live ones, then
+    :func:`~greed_env.solver.kernels.level_work` times the Newton passes per side)."""
+    scores = 0.5 * target * (target + 1)
+    return (
+        ("the last turns", scores),
+        ("the roll-off", _ROLLOFF_ROW_COST * _ROLLOFF_GUESS),
+        ("the score pairs", scores + _PASSES_PER_SIDE * float(level_work(target).sum())),
+    )
+
+
+def rolloff_value(rules: Rules, ct: CarryTables, tol: float, prog: np.ndarray | None = None) -> tuple[float, int]:
     """First roller's value ``rho`` of a two-player roll-off, and the cap (units) used.
 
     The second roller's chance to beat a total ``X`` falls geometrically in ``X``; the cap is
-    doubled until it is below ``tol`` at the cap.
+    doubled until it is below ``tol`` at the cap. ``prog`` (out, for the progress bar): rows
+    of the passes done, against Progressive's number as the total.
     """
     locked = _locked(rules, ct)
-    y_max = 400
+    y_max = _ROLLOFF_START
+    if prog is not None:
+        prog[0], prog[1] = 0.0, _ROLLOFF_GUESS
     while True:
         rho = 0.5
         for _ in range(200):
             second = _rolloff_second(ct, locked, 1.0 - rho, y_max)
             new, _ = _rolloff_first(ct, locked, second)
+            if prog is not None:
+                prog[0] += 2 * (y_max + 1)
             if abs(new - rho) < tol:
                 rho = new
                 break

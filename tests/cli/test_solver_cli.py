@@ -44,3 +44,17 @@ def test_advise_values_every_legal_move(tmp_path: Path, monkeypatch: pytest.Monk
                  "--turn-total", "350", "--dice", "2"]) == 0
     out = capsys.readouterr().out
     assert "bank" in out and "roll" in out
+
+
+def test_advise_shows_the_progress_of_a_table_it_solves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("GREED_ENV_CACHE", str(tmp_path))
+    argv = ["advise", "--rules", "ten_thousand", "--set", "target=1000", "--objective", "duel", "--scores", "300,0"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    what = "solving the duel table for ten_thousand ("
+    assert err.splitlines()[0].startswith(what) and err.splitlines()[0].endswith(") ...")
+    assert err.splitlines()[-1].startswith(what) and ": done in " in err.splitlines()[-1]
+    assert out.startswith("value at the start of this turn: ") and "solving" not in out
+    assert main(argv) == 0  # solved once: the cached table answers quietly
+    assert capsys.readouterr().err == ""
