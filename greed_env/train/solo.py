@@ -50,6 +50,11 @@ class Args(PPOArgs):
     """objective 'turn': share of the episodes that start not yet on the board, so the turn
     must reach the rules' entry threshold before it may bank (needs --vector native;
     greed_env.train.curriculum.EntryStarts); evaluations stay on-the-board turns"""
+    keep_starts: float = 0.0
+    """objective 'turn': share of the episodes that start after a uniformly random legal move at
+    the first roll's keep (needs --vector native; greed_env.train.curriculum.KeepStarts), so
+    the positions every first keep leads to are trained whatever the policy keeps; evaluations
+    play whole turns"""
     eval_exact: bool = True
     """objective 'turn': also compute each evaluated policy's exact expected turn score by
     enumerating every roll it can meet (greed_env.policy_value; seconds of CPU, no noise;
@@ -93,12 +98,18 @@ def main(args: Args) -> Path:
 
     if args.entry_starts and (args.objective != "turn" or args.vector != "native"):
         raise SystemExit("--entry-starts needs --objective turn and --vector native")
+    if args.keep_starts and (args.objective != "turn" or args.vector != "native"):
+        raise SystemExit("--keep-starts needs --objective turn and --vector native")
 
     def wrap(venv: VecEnv) -> VecEnv:
         if args.entry_starts:
             from greed_env.train.curriculum import EntryStarts
 
             venv = EntryStarts(venv, args.entry_starts, seed=args.seed + 7919)
+        if args.keep_starts:
+            from greed_env.train.curriculum import KeepStarts
+
+            venv = KeepStarts(venv, args.keep_starts, seed=args.seed + 104729)
         return venv
 
     return run_training(
@@ -109,7 +120,7 @@ def main(args: Args) -> Path:
         env_fns=env_fns,
         evaluate_policy=functools.partial(evaluate_policy, episodes=args.eval_episodes),
         final_evaluate=functools.partial(evaluate_policy, episodes=args.final_eval_episodes),
-        card_extra={"entry_starts": args.entry_starts},
+        card_extra={"entry_starts": args.entry_starts, **({"keep_starts": args.keep_starts} if args.keep_starts else {})},
         wrap_venv=wrap,
     )
 

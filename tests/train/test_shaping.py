@@ -217,3 +217,34 @@ def test_entry_starts_open_turns_not_yet_on_the_board() -> None:
         EntryStarts(make_sb3_vec_env("greed_env/Duel-v0", 4, seed=2, rules=RULES, opponent="optimal"), 0.5, 1)
     with pytest.raises(ValueError, match="fraction must be in"):
         EntryStarts(venv, 1.5, 1)
+
+
+def test_keep_starts_begin_after_a_random_first_keep() -> None:
+    from greed_env.rules import Phase, State
+    from greed_env.train.curriculum import KeepStarts
+    from greed_env.vector.engine import row_fields
+
+    rules = preset("greed")
+
+    def started(seed: int) -> tuple[KeepStarts, np.ndarray]:
+        venv = make_sb3_vec_env("greed_env/Solitaire-v0", 64, seed=2, rules=rules, objective="turn")
+        starts = KeepStarts(venv, 0.5, seed=seed)
+        obs = starts.reset()
+        assert np.array_equal(obs, starts.batch.obs)
+        return starts, starts.batch.S.copy()
+
+    starts, first = started(5)
+    states = [State(**row_fields(first, i, starts.batch.tables)) for i in range(64)]
+    later = [s for s in states if not (s.phase == Phase.KEEP and s.fresh and s.turn_total == 0)]
+    assert 16 < len(later) < 48  # about half, drawn from the wrapper's seed
+    # a first keep made: points on the table (or a reroll of all six with its bar), or the
+    # keep decision of the roll after it
+    assert all(s.turn_total > 0 or s.bar >= 0 for s in later)
+    assert any(s.phase == Phase.CONTINUE for s in later)
+    assert all(s.phase == Phase.KEEP and s.turn_total == 0 for s in later if s.bar >= 0)  # after a reroll
+    assert np.array_equal(started(5)[1], first)  # same seed, same starts
+    assert not np.array_equal(started(6)[1], first)
+    with pytest.raises(ValueError, match="'turn' objective"):
+        KeepStarts(make_sb3_vec_env("greed_env/Duel-v0", 4, seed=2, rules=RULES, opponent="optimal"), 0.5, 1)
+    with pytest.raises(ValueError, match="fraction must be in"):
+        KeepStarts(starts.venv, -0.1, 1)

@@ -93,15 +93,24 @@ def test_solo_race_on_the_native_vector_engine(tmp_path: Path) -> None:
         solo.main(_args(solo.Args, vector="native", objective="race", entry_starts=0.3, runs_dir=str(tmp_path)))
 
 
-def test_solo_turn_run_with_entry_starts(tmp_path: Path) -> None:
+def test_solo_turn_run_with_entry_and_keep_starts(tmp_path: Path) -> None:
     args = _args(
-        solo.Args, vector="native", num_envs=8, entry_starts=0.5, rules_set=SHORT_RULES, runs_dir=str(tmp_path)
+        solo.Args,
+        vector="native",
+        num_envs=8,
+        entry_starts=0.5,
+        keep_starts=0.3,
+        rules_set=SHORT_RULES,
+        runs_dir=str(tmp_path),
     )
     card = _card(solo.main(args))
     assert card["entry_starts"] == 0.5 and card["args"]["entry_starts"] == 0.5
+    assert card["keep_starts"] == 0.3 and card["args"]["keep_starts"] == 0.3
     assert card["evaluation"]["episodes"] == 30
     with pytest.raises(SystemExit, match="needs --objective turn and --vector native"):
         solo.main(_args(solo.Args, entry_starts=0.5, runs_dir=str(tmp_path)))
+    with pytest.raises(SystemExit, match="--keep-starts needs --objective turn and --vector native"):
+        solo.main(_args(solo.Args, keep_starts=0.5, runs_dir=str(tmp_path)))
 
 
 def test_duel_run_against_a_threshold_bot(tmp_path: Path) -> None:
