@@ -92,8 +92,8 @@ class Args(PPOArgs):
     shaping: Literal["none", "solver"] = "none"
     """'solver': add the potential-based shaping reward phi(s') - phi(s) with phi = 2 P - 1,
     P the solver's optimal win probability from the learner's turn start (policy-invariant,
-    but it feeds the exact solution into training; needs --vector native and --opponent
-    optimal; greed_env.train.shaping)"""
+    but it feeds the exact solution into training; needs --vector native, and --opponent
+    optimal where the rules can play a final round; greed_env.train.shaping)"""
 
 
 def make_env(rules: Rules, opponent: str) -> gym.Env:
@@ -127,8 +127,11 @@ def main(args: Args) -> Path:
             opponent="optimal",
         )
 
-    if args.shaping == "solver" and (args.vector != "native" or args.opponent.strip().lower() != "optimal"):
-        raise SystemExit("--shaping solver needs --vector native and --opponent optimal")
+    if args.shaping == "solver" and args.vector != "native":
+        raise SystemExit("--shaping solver needs --vector native")
+    if (args.shaping == "solver" and args.opponent.strip().lower() != "optimal" and rules.final_round
+            and not rules.exact_target):
+        raise SystemExit("--shaping solver needs --opponent optimal on rules with a final round")
     if (args.final_round_starts or args.score_starts) and args.vector != "native":
         raise SystemExit("--final-round-starts and --score-starts need --vector native")
 

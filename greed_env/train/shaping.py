@@ -15,6 +15,12 @@ entry for the banked scores; in the final round, the start value of the learner'
 from :mod:`greed_env.vector.optimal`). The turn total does not enter ``phi``, so within a turn
 ``F = 0`` and the learner is credited when its turn and the opponent's reply are over.
 
+Against another opponent (a threshold bot) the same potential serves in games that never
+play a final round (no final round, or an exact target as in Progressive, which the vector
+engine's optimal bot does not play): it is then not the learner's true chance against that
+opponent, but any function of the state keeps the shaping policy-invariant, and the table's
+win probability is a dense, well-scaled signal of progress towards landing on the target.
+
 **This puts the exact solution into the training signal.** It is an option
 (``greed train duel --shaping solver``), off by default, and runs trained with it are reported
 apart from runs without it (``docs/results.md``).
@@ -32,12 +38,23 @@ from greed_env.vector import kernels as K
 __all__ = ["SolverPotentialShaping", "solver_potential"]
 
 
-def solver_potential(batch: Any, win: np.ndarray) -> np.ndarray:
-    """``phi`` of every row of a duel :class:`~greed_env.vector.EpisodeBatch` whose opponent
-    is the optimal duel bot (so its arrays are loaded): ``2 P - 1`` for the learner's seat,
-    ``win`` being the duel table's ``win`` array."""
-    unit, tu, dmax = (int(x) for x in batch._ep[[K.EP_OPT_UNIT, K.EP_OPT_TARGET, K.EP_OPT_DEFICIT]])
-    oidx, oval, _ = batch._opt
+def solver_potential(batch: Any, win: np.ndarray, unit: int | None = None) -> np.ndarray:
+    """``phi`` of every row of a native duel :class:`~greed_env.vector.EpisodeBatch`: ``2 P - 1``
+    for the learner's seat, ``win`` being the duel table's ``win`` array and ``P`` its entry for
+    the banked scores. Against the optimal duel bot its arrays give the unit and the final
+    round's values; against any other opponent pass the table's ``unit`` (the rules must then
+    play no final round).
+
+    Raises:
+        ValueError: another opponent without ``unit``, or a row in a final round it cannot value.
+    """
+    optimal = int(batch._ep[K.EP_OPPONENT]) == K.OPP_OPTIMAL
+    if optimal:
+        unit, tu, dmax = (int(x) for x in batch._ep[[K.EP_OPT_UNIT, K.EP_OPT_TARGET, K.EP_OPT_DEFICIT]])
+    elif unit is None:
+        raise ValueError("solver_potential: against this opponent pass the duel table's unit")
+    else:
+        tu, dmax = int(win.shape[0]), 0
     S = batch.S
     seat = batch.E[:, K.E_SEAT]
     rows = np.arange(S.shape[0])
@@ -46,6 +63,9 @@ def solver_potential(batch: Any, win: np.ndarray) -> np.ndarray:
     p = win[np.clip(a, 0, tu - 1), np.clip(b, 0, tu - 1)]
     end = S[:, K.C_ENDGAME] != 0
     if end.any():
+        if not optimal:
+            raise ValueError("solver_potential: a final round is valued only against the optimal duel bot")
+        oidx, oval, _ = batch._opt
         x = np.clip(b[end] - a[end], 1, max(dmax, 1))
         entered = S[end, K.B_ENTERED + seat[end]] != 0
         k = tu * tu + 2 * (x - 1) + entered
@@ -63,7 +83,8 @@ class SolverPotentialShaping(VecEnvWrapper):
     outside ``VecMonitor`` to log shaped episode returns, inside to log true ones.
 
     Raises:
-        ValueError: not a native Duel-v0 against the optimal duel bot.
+        ValueError: not a native Duel-v0, or another opponent than the optimal duel bot where
+            the rules can play a final round.
     """
 
     def __init__(self, venv: VecEnv) -> None:
@@ -74,23 +95,30 @@ class SolverPotentialShaping(VecEnvWrapper):
                 raise ValueError("solver shaping needs the native vector env (--vector native)")
             inner = inner.venv
         self.batch = inner.env.batch
-        if self.batch.mode != "duel" or int(self.batch._ep[K.EP_OPPONENT]) != K.OPP_OPTIMAL:
-            raise ValueError("solver shaping needs Duel-v0 against the optimal duel bot")
+        rules = self.batch.rules
+        if self.batch.mode != "duel":
+            raise ValueError("solver shaping needs Duel-v0")
+        optimal = int(self.batch._ep[K.EP_OPPONENT]) == K.OPP_OPTIMAL
+        if not optimal and rules.final_round and not rules.exact_target:
+            raise ValueError("solver shaping against another opponent than the optimal duel bot needs "
+                             "rules without a final round (its values come from the optimal bot's arrays)")
         from greed_env.solver import load_table
 
-        self.win = load_table(self.batch.rules, "duel").arrays["win"]
+        table = load_table(rules, "duel")
+        self.win = table.arrays["win"]
         if self.win.ndim != 2:
             raise ValueError("solver shaping needs a two-score duel table (no bust penalty)")
+        self.unit = None if optimal else int(table.meta["unit"])
         self._phi = np.zeros(self.num_envs)
 
     def reset(self) -> Any:
         obs = self.venv.reset()
-        self._phi = solver_potential(self.batch, self.win)
+        self._phi = solver_potential(self.batch, self.win, self.unit)
         return obs
 
     def step_wait(self) -> Any:
         obs, rewards, dones, infos = self.venv.step_wait()
-        phi = solver_potential(self.batch, self.win)
+        phi = solver_potential(self.batch, self.win, self.unit)
         shaped = rewards + np.where(dones, 0.0, phi) - self._phi
         for i, info in enumerate(infos):
             info["true_reward"] = float(rewards[i])

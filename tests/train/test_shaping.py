@@ -52,6 +52,40 @@ def test_the_potential_is_the_tables_win_probability_at_the_learners_turn() -> N
         assert phi[i] == pytest.approx(2 * win[a, b] - 1)
 
 
+def test_against_a_threshold_bot_an_exact_target_game_is_shaped_by_the_same_potential() -> None:
+    """Progressive's exact target never plays a final round, so the table's win probability of
+    the banked scores is a potential against any opponent; the shaped returns still telescope."""
+    rules = preset("progressive", target=1000)
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 8, seed=4, rules=rules, opponent="threshold-300")
+    shaped_env = SolverPotentialShaping(venv)
+    shaped_env.reset()
+    table = load_table(rules, "duel")
+    win, unit = table.arrays["win"], int(table.meta["unit"])
+    batch = venv.env.batch
+    for i in range(8):
+        seat = int(batch.E[i, K.E_SEAT])
+        a, b = (int(batch.S[i, K.B_SCORE + q]) // unit for q in (seat, 1 - seat))
+        assert shaped_env._phi[i] == pytest.approx(2 * win[a, b] - 1)
+    start = shaped_env._phi.copy()
+    shaped, true = np.zeros(8), np.zeros(8)
+    rng = np.random.default_rng(1)
+    ended = 0
+    for _ in range(600):
+        masks = venv.action_masks().astype(bool)
+        shaped_env.step_async(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        _, rewards, dones, infos = shaped_env.step_wait()
+        shaped += rewards
+        true += [info["true_reward"] for info in infos]
+        for i in np.flatnonzero(dones):
+            assert shaped[i] == pytest.approx(true[i] - start[i], abs=1e-4)
+            shaped[i] = true[i] = 0.0
+            start[i] = shaped_env._phi[i]
+            ended += 1
+    assert ended > 5
+    with pytest.raises(ValueError, match="unit"):
+        solver_potential(batch, win)
+
+
 def test_shaping_refuses_other_environments() -> None:
     venv = make_sb3_vec_env("greed_env/Duel-v0", 2, seed=1, rules=RULES, opponent="random")
     with pytest.raises(ValueError, match="optimal duel bot"):
