@@ -131,7 +131,7 @@ def main(args: Args) -> Path:
         raise SystemExit("--shaping solver needs --vector native")
     if (args.shaping == "solver" and args.opponent.strip().lower() != "optimal" and rules.final_round
             and not rules.exact_target):
-        raise SystemExit("--shaping solver needs --opponent optimal on rules with a final round")
+        raise SystemExit("--shaping solver needs --opponent optimal on rules with a final round and no exact target")
     if (args.final_round_starts or args.score_starts) and args.vector != "native":
         raise SystemExit("--final-round-starts and --score-starts need --vector native")
 

@@ -53,8 +53,9 @@ def test_the_potential_is_the_tables_win_probability_at_the_learners_turn() -> N
 
 
 def test_against_a_threshold_bot_an_exact_target_game_is_shaped_by_the_same_potential() -> None:
-    """Progressive's exact target never plays a final round, so the table's win probability of
-    the banked scores is a potential against any opponent; the shaped returns still telescope."""
+    """Under Progressive's exact target the duel table values every position itself (after the
+    opponent lands, the last turn's chance to land too), so it is a potential against any
+    opponent; the shaped returns still telescope."""
     rules = preset("progressive", target=1000)
     venv = make_sb3_vec_env("greed_env/Duel-v0", 8, seed=4, rules=rules, opponent="threshold-300")
     shaped_env = SolverPotentialShaping(venv)
@@ -82,7 +83,7 @@ def test_against_a_threshold_bot_an_exact_target_game_is_shaped_by_the_same_pote
             start[i] = shaped_env._phi[i]
             ended += 1
     assert ended > 5
-    with pytest.raises(ValueError, match="unit"):
+    with pytest.raises(ValueError, match="pass the duel table"):
         solver_potential(batch, win)
 
 
@@ -282,3 +283,29 @@ def test_keep_starts_begin_after_a_random_first_keep() -> None:
         KeepStarts(make_sb3_vec_env("greed_env/Duel-v0", 4, seed=2, rules=RULES, opponent="optimal"), 0.5, 1)
     with pytest.raises(ValueError, match="fraction must be in"):
         KeepStarts(starts.venv, -0.1, 1)
+
+
+def test_a_last_turn_after_the_opponent_lands_is_worth_landing_too() -> None:
+    """In Progressive's final round (the opponent landed on the target) the potential is the
+    table's chance to land exactly in one turn times the tie's value for the second finisher."""
+    rules = preset("progressive", target=600)
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 64, seed=4, rules=rules, opponent="threshold-300")
+    shaped_env = SolverPotentialShaping(venv)
+    shaped_env.reset()
+    table = load_table(rules, "duel")
+    q, unit = table.arrays["last_turn_out"], int(table.meta["unit"])
+    tie = float(table.meta["tie_value_first_finisher"])
+    batch = venv.env.batch
+    rng = np.random.default_rng(0)
+    seen = 0
+    for _ in range(3000):
+        masks = venv.action_masks().astype(bool)
+        shaped_env.step_async(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        shaped_env.step_wait()
+        for i in np.flatnonzero(batch.S[:, K.C_ENDGAME] != 0):
+            a = int(batch.S[i, K.B_SCORE + int(batch.E[i, K.E_SEAT])]) // unit
+            assert shaped_env._phi[i] == pytest.approx(2 * q[a] * (1 - tie) - 1)
+            seen += 1
+        if seen >= 5:
+            break
+    assert seen >= 5
