@@ -158,9 +158,9 @@ def test_turn_tag_and_args_choose_the_turn_stage(tmp_path: Path, monkeypatch: py
 
 
 def test_the_duel_recipe_starts_final_round_turns_only_where_the_rules_have_one() -> None:
-    """greed, farkle and farkle5 have no final round, and progressive's exact target never plays
-    one: the recipe must not ask for its starts (``FinalRoundStarts`` refuses such rules), while
-    ten_thousand keeps them."""
+    """greed, farkle and farkle5 have no final round, and progressive's (an exact target) is not
+    built by the curriculum: the recipe must not ask for its starts (``FinalRoundStarts``
+    refuses such rules), while ten_thousand keeps them."""
     from greed_env.train.curriculum import final_round_start
 
     def starts(rules: str) -> str:

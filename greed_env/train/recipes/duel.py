@@ -99,10 +99,10 @@ DUEL_RECIPE = [
 
 def duel_recipe(rules: str) -> list[str]:
     """``DUEL_RECIPE`` for the rule book ``rules`` (a preset name or ``name:k=v,...``): without
-    a final round (greed, farkle, farkle5), or with an exact target (progressive: the first to
-    reach it exactly wins, so no final round is ever played), there is no final-round turn to
-    start episodes at, so those starts are off (``--final-round-starts 0``); arguments after
-    ``--`` still win."""
+    a final round (greed, farkle, farkle5) there is no final-round turn to start episodes at,
+    and under an exact target (progressive: the last turn after the opponent lands must land
+    too) :func:`~greed_env.train.curriculum.final_round_start` builds none, so those starts are
+    off (``--final-round-starts 0``); arguments after ``--`` still win."""
     from greed_env.rules.config import resolve_rules
 
     r = resolve_rules(rules)
