@@ -41,7 +41,15 @@ slowly. :func:`featurize` appends exact, parameter-free readings of the same ent
   rules, ``progressive``): per face, a thermometer of the dice in its working set (``count >=
   k`` for ``k = 1 .. num_dice``). A working set decides what every further die of its face is
   worth (a fourth 2 on a working set of three 2s scores, a lone 2 does not), and the
-  observation gives its size only as a fraction of the dice. The readings come last.
+  observation gives its size only as a fraction of the dice. The readings come after the
+  margin and bar readings.
+* with ``need_readings`` (version 5; ``--need-readings``, rules with an exact target such as
+  ``progressive``): the points still needed to land on the target after banking now, target
+  less my banked score less the turn total on my turn, in thousands and as a thermometer on
+  the turn total's levels (all zero on the target itself). Under an exact target a keep that
+  passes the target loses the turn and the game is won only by landing on it, so every
+  endgame keep turns on that difference, which the score and turn-total thermometers leave
+  the network to subtract at 50-point resolution. The readings come last.
 
 The torch module :class:`greed_env.train.features.GreedFeatures` computes the same thing inside
 the policy network, so saved models, exported ONNX graphs and :class:`NumpyPolicy` all see the
@@ -68,7 +76,7 @@ from greed_env.rules import IllegalKeep, Rules, read_keep
 
 __all__ = ["FEATURES_VERSION", "FeatureConfig", "action_features", "featurize"]
 
-FEATURES_VERSION = 4
+FEATURES_VERSION = 5
 
 I_SHOWING = OBS_INDEX["showing_1"]
 I_IN_HAND = OBS_INDEX["dice_in_hand"]
@@ -103,6 +111,7 @@ class FeatureConfig:
     margin_cross: bool = False
     bar_readings: bool = False
     set_readings: bool = False
+    need_readings: bool = False
     version: int = FEATURES_VERSION
 
     @classmethod
@@ -147,8 +156,8 @@ class FeatureConfig:
         """Read a saved config; versions 1 (before the margin readings), 2 (before the bar
         readings) and 3 (before the working-set readings) load without them."""
         version = data.get("version", 0)
-        if version not in (1, 2, 3, FEATURES_VERSION):
-            raise ValueError(f"feature version {version!r} is not 1, 2, 3 or {FEATURES_VERSION}")
+        if version not in (1, 2, 3, 4, FEATURES_VERSION):
+            raise ValueError(f"feature version {version!r} is not 1, 2, 3, 4 or {FEATURES_VERSION}")
         fields = dict(data)
         if version == 1 and any(k.startswith("margin") for k in fields):
             raise ValueError("feature version 1 has no margin readings")
@@ -156,6 +165,8 @@ class FeatureConfig:
             raise ValueError(f"feature version {version} has no bar readings")
         if version < 4 and fields.get("set_readings"):
             raise ValueError(f"feature version {version} has no working-set readings")
+        if version < 5 and fields.get("need_readings"):
+            raise ValueError(f"feature version {version} has no readings of the points needed")
         fields["version"] = FEATURES_VERSION
         cfg = cls(**fields)
         if cfg.margin_step < 0 or (cfg.margin_step and cfg.margin_low >= cfg.margin_high):
@@ -189,7 +200,8 @@ class FeatureConfig:
     @property
     def extra_dim(self) -> int:
         base = 7 * self.num_dice + 1 + len(self.point_levels()) + 2 * len(self.score_levels())
-        return base + self.margin_dim * (2 if self.margin_cross else 1) + self.bar_dim + self.set_dim
+        margins = self.margin_dim * (2 if self.margin_cross else 1)
+        return base + margins + self.bar_dim + self.set_dim + self.need_dim
 
     @property
     def bar_dim(self) -> int:
@@ -200,6 +212,12 @@ class FeatureConfig:
     def set_dim(self) -> int:
         """Readings of the working sets (a thermometer per face), 0 without them."""
         return 6 * self.num_dice if self.set_readings else 0
+
+    @property
+    def need_dim(self) -> int:
+        """Readings of the points needed to land on the target (linear and thermometer), 0
+        without them."""
+        return 1 + len(self.point_levels()) if self.need_readings else 0
 
     def out_dim(self, obs_dim: int) -> int:
         return obs_dim + self.extra_dim
@@ -235,6 +253,9 @@ def featurize(obs: np.ndarray, cfg: FeatureConfig) -> np.ndarray:
     if cfg.set_readings:
         sets = x[:, I_SET : I_SET + 6] * nd
         parts.append((sets[:, :, None] >= dice_lv[None, None, :]).reshape(len(x), -1))
+    if cfg.need_readings:
+        need = target - banked_after(x, target)
+        parts += [need / np.float32(1000.0), need >= cfg.point_levels()[None, :]]
     return np.concatenate([p.astype(np.float32) for p in parts], axis=1)
 
 

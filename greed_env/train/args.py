@@ -260,6 +260,9 @@ class PPOArgs:
     set_readings: bool = True
     """with --features greed or margin*: read the working sets as per-face thermometers (carry-over
     rules such as progressive; features version 4); --no-set-readings leaves them out"""
+    need_readings: bool = False
+    """with --features greed or margin* under an exact target (progressive): also read the points
+    still needed to land on the target after banking now (features version 5)"""
     lean_masking: bool = False
     """compute the masked action distribution with one log-softmax (greed_env.train.features
     LeanMaskableCategorical: the same values, a fraction of sb3-contrib's update time when there

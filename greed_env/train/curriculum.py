@@ -55,6 +55,16 @@ rerolls all six dice although keeping a single 1 is best, and the position that 
 (500k steps): 30% of keep starts bring the critic's readings of those rolls nearer their
 returns (313 and 303, where it read 337 and 340) and leave the first keep as it was (97.74%
 against 97.65%): the sampled play after the keep still lags greedy play by some 15 points. The returns are those of the real turn.
+
+:class:`RaceStarts` is the race objective's counterpart of the random-score starts: a share of
+the races start from a banked score drawn uniformly (:func:`race_score`) instead of 0. Under an
+exact target (``progressive``) the race is won only by landing on the target, which a policy
+from the turn objective almost never does (the shipped turn bot needs 111 turns on average to
+finish a race the optimum finishes in 9), and a race from 0 reaches that endgame only after
+some 80 decisions. Started at random scores, a fifth of the episodes begin in the last fifth
+below the target and are short, so the endgame is trained from the first update on. The
+return is still minus the turns taken from the start, so every start's optimal policy is the
+race's.
 """
 
 from __future__ import annotations
@@ -80,7 +90,16 @@ from greed_env.rules import (
 )
 from greed_env.vector import kernels as K
 
-__all__ = ["ENDGAME_SHARE", "EntryStarts", "FinalRoundStarts", "KeepStarts", "final_round_start", "score_start"]
+__all__ = [
+    "ENDGAME_SHARE",
+    "EntryStarts",
+    "FinalRoundStarts",
+    "KeepStarts",
+    "RaceStarts",
+    "final_round_start",
+    "race_score",
+    "score_start",
+]
 
 ENDGAME_SHARE = 0.2
 """Endgame random-score starts draw both scores within this share of the target below it
@@ -218,6 +237,16 @@ def _warm_up(rules: Rules, state: State, rng: np.random.Generator, steps: int) -
             break
         state = s
     return state
+
+
+def race_score(rules: Rules, rng: np.random.Generator) -> int:
+    """A banked score drawn uniformly over those a one-player game can hold below the target:
+    0, or the multiples of the scoring unit from the entry threshold on (as :func:`score_start`
+    draws each seat's)."""
+    unit = math.gcd(rules.target, rules.entry_threshold, 50)
+    low = max(rules.entry_threshold, unit) // unit
+    k = int(rng.integers(low - 1, rules.target // unit))  # low - 1 stands for 0 (not on the board)
+    return 0 if k < low else k * unit
 
 
 class _NativeStarts(VecEnvWrapper):
@@ -391,4 +420,43 @@ class KeepStarts(_NativeStarts):
             t = apply(self.rules, s, moves[int(self.rng.integers(len(moves)))])
             if t.phase != Phase.OVER and t.player == s.player:
                 starts[int(i)] = t
+        return starts
+
+
+class RaceStarts(_NativeStarts):
+    """Starts ``fraction`` of the races of a native ``Solitaire-v0`` (objective ``race``) from a
+    random banked score (see the module).
+
+    A race starts at its first roll's keep with 0 banked; for the rows drawn the banked score is
+    replaced by :func:`race_score` (and the player marked on the board unless it is 0), so the
+    roll on the table is kept from there. The return is minus the turns taken from that start.
+    Evaluations run whole races from 0.
+
+    Args:
+        venv: the native vector env (``--vector native``), possibly inside other wrappers.
+        fraction: probability that a starting race starts from a random banked score.
+        seed: seed of the wrapper's own generator (which races, which scores).
+    """
+
+    def __init__(self, venv: VecEnv, fraction: float, seed: int) -> None:
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+        super().__init__(venv, "race starts")
+        if self.batch.mode != "race":
+            raise ValueError(f"race starts need Solitaire-v0's 'race' objective, not {self.batch.mode!r}")
+        if not self.rules.target:
+            raise ValueError(f"rules {self.rules.name!r} have no target to race to")
+        self.fraction = float(fraction)
+        self.rng = np.random.default_rng(seed)
+
+    def _starts(self, rows: np.ndarray) -> dict[int, State]:
+        pick = rows[self.rng.random(rows.size) < self.fraction]
+        starts: dict[int, State] = {}
+        for i in pick:
+            s = State(**self.batch.fields(int(i)))
+            if s.phase != Phase.KEEP or s.turn_total or s.scores[0]:
+                continue
+            score = race_score(self.rules, self.rng)
+            entered = bool(score > 0 or not self.rules.entry_threshold)
+            starts[int(i)] = s._replace(scores=(score,), entered=(entered,))
         return starts

@@ -75,6 +75,7 @@ class GreedFeatures(BaseFeaturesExtractor):
         self.register_buffer("margin_lv", torch.as_tensor(cfg.margin_levels()), persistent=False)
         self.bar_readings = bool(cfg.bar_readings)
         self.set_readings = bool(cfg.set_readings)
+        self.need_readings = bool(cfg.need_readings)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         x = observations.float()
@@ -110,6 +111,9 @@ class GreedFeatures(BaseFeaturesExtractor):
         if self.set_readings:
             sets = x[:, I_SET : I_SET + 6] * self.num_dice
             parts.append((sets.unsqueeze(2) >= self.dice_lv.view(1, 1, -1)).reshape(b, -1).float())
+        if self.need_readings:
+            need = self.target - self._banked_after(x)
+            parts += [need / 1000.0, (need >= self.point_lv.view(1, -1)).float()]
         return torch.cat(parts, dim=1)
 
     def _margin(self, x: torch.Tensor) -> torch.Tensor:

@@ -110,6 +110,10 @@ def policy_kwargs(args: PPOArgs, rules: Rules) -> dict[str, Any]:
         )
         if not args.set_readings:
             cfg = dataclasses.replace(cfg, set_readings=False)
+        if args.need_readings:
+            if not rules.exact_target:
+                raise SystemExit(f"--need-readings needs rules with an exact target; {rules.name!r} has none")
+            cfg = dataclasses.replace(cfg, need_readings=True)
         kwargs["features_extractor_class"] = GreedFeatures
         kwargs["features_extractor_kwargs"] = {"config": cfg.to_dict()}
     if args.policy_head == "structured":

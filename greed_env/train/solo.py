@@ -55,6 +55,11 @@ class Args(PPOArgs):
     the first roll's keep (needs --vector native; greed_env.train.curriculum.KeepStarts), so
     the positions every first keep leads to are trained whatever the policy keeps; evaluations
     play whole turns"""
+    race_starts: float = 0.0
+    """objective 'race': share of the races that start from a banked score drawn uniformly below
+    the target instead of 0 (needs --vector native; greed_env.train.curriculum.RaceStarts), so
+    the endgame, landing on an exact target above all, is trained from the first update;
+    evaluations run whole races"""
     eval_exact: bool = True
     """objective 'turn': also compute each evaluated policy's exact expected turn score by
     enumerating every roll it can meet (greed_env.policy_value; seconds of CPU, no noise;
@@ -100,6 +105,8 @@ def main(args: Args) -> Path:
         raise SystemExit("--entry-starts needs --objective turn and --vector native")
     if args.keep_starts and (args.objective != "turn" or args.vector != "native"):
         raise SystemExit("--keep-starts needs --objective turn and --vector native")
+    if args.race_starts and (args.objective != "race" or args.vector != "native"):
+        raise SystemExit("--race-starts needs --objective race and --vector native")
 
     def wrap(venv: VecEnv) -> VecEnv:
         if args.entry_starts:
@@ -110,6 +117,10 @@ def main(args: Args) -> Path:
             from greed_env.train.curriculum import KeepStarts
 
             venv = KeepStarts(venv, args.keep_starts, seed=args.seed + 104729)
+        if args.race_starts:
+            from greed_env.train.curriculum import RaceStarts
+
+            venv = RaceStarts(venv, args.race_starts, seed=args.seed + 130363)
         return venv
 
     return run_training(
@@ -120,7 +131,11 @@ def main(args: Args) -> Path:
         env_fns=env_fns,
         evaluate_policy=functools.partial(evaluate_policy, episodes=args.eval_episodes),
         final_evaluate=functools.partial(evaluate_policy, episodes=args.final_eval_episodes),
-        card_extra={"entry_starts": args.entry_starts, **({"keep_starts": args.keep_starts} if args.keep_starts else {})},
+        card_extra={
+            "entry_starts": args.entry_starts,
+            **({"keep_starts": args.keep_starts} if args.keep_starts else {}),
+            **({"race_starts": args.race_starts} if args.race_starts else {}),
+        },
         wrap_venv=wrap,
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.save_util import load_from_zip_file
@@ -87,9 +88,10 @@ def fit_weights(
     """``old`` fitted to ``model``'s policy whose initial weights are ``new``, and whether its
     value network starts afresh; None when the policy (actor) does not fit.
 
-    Three differences are bridged. Margin readings (or crossing readings) the old network lacks
-    are the last inputs of the first layers; a network without them is the same function as one
-    whose weights on them are zero, so those columns start at zero. A wider value network
+    Three differences are bridged. Margin readings (or crossing readings) and readings of the
+    points needed that the old network lacks are inputs of the first layers, each at its place
+    among the readings (:func:`_missing_readings`); a network without them is the same function
+    as one whose weights on them are zero, so those columns start at zero. A wider value network
     (``--vf-width``, same depth) is the same function as the old one: the old units keep their
     weights and see only the old inputs, the new units start from the new model's initial
     weights and their outgoing weights are zero (so they learn from the first update on). A value network of another depth
@@ -98,8 +100,7 @@ def fit_weights(
     """
     extractor = model.policy.features_extractor
     cfg = FeatureConfig.from_dict(extractor.config) if hasattr(extractor, "config") else None
-    # the margin readings, and the crossing readings after them, may be missing at the end
-    pads = {cfg.margin_dim, 2 * cfg.margin_dim if cfg.margin_cross else 0} - {0} if cfg else set()
+    layouts = _missing_readings(cfg, int(extractor.features_dim)) if cfg else {}
 
     def fit(key: str) -> torch.Tensor | None:
         src, target = old.get(key), new[key]
@@ -107,9 +108,10 @@ def fit_weights(
             return None
         if src.shape == target.shape:
             return src.to(target.dtype)
-        if src.dim() == 2 and src.shape[0] == target.shape[0] and target.shape[1] - src.shape[1] in pads:
+        kept = layouts.get(int(src.shape[1])) if src.dim() == 2 else None
+        if kept is not None and src.shape[0] == target.shape[0] and target.shape[1] == len(kept):
             wide = torch.zeros_like(target)
-            wide[:, : src.shape[1]] = src
+            wide[:, torch.as_tensor(kept)] = src.to(target.dtype)
             return wide
         return None
 
@@ -132,7 +134,11 @@ def fit_weights(
         out = target.clone()
         if src.dim() == 2:
             out[: src.shape[0]] = 0
-            out[: src.shape[0], : src.shape[1]] = src.to(target.dtype)
+            kept = layouts.get(int(src.shape[1])) if src.shape[1] != target.shape[1] else None
+            if kept is not None and len(kept) == target.shape[1]:  # a first layer: readings added
+                out[: src.shape[0], torch.as_tensor(kept)] = src.to(target.dtype)
+            else:
+                out[: src.shape[0], : src.shape[1]] = src.to(target.dtype)
         else:
             out[: src.shape[0]] = src.to(target.dtype)
         return out
@@ -142,3 +148,24 @@ def fit_weights(
     for key, value in critic.items():
         out[key] = value if value is not None and not fresh else new[key]
     return out, fresh
+
+
+def _missing_readings(cfg: FeatureConfig, width: int) -> dict[int, np.ndarray]:
+    """For each input width an older network may have, the boolean mask over this network's
+    ``width`` inputs of the ones it had: the first layers of networks without the margin
+    readings, the crossing readings or the readings of the points needed (which sit between,
+    or after, the other readings; see :func:`greed_env.bots.featurize.featurize`)."""
+    m = cfg.margin_dim
+    later = m * (2 if cfg.margin_cross else 1) + cfg.bar_dim + cfg.set_dim + cfg.need_dim
+    segments = [("base", width - later)]
+    segments += [("margin", m), ("cross", m if cfg.margin_cross else 0), ("bar", cfg.bar_dim),
+                 ("set", cfg.set_dim), ("need", cfg.need_dim)]  # fmt: skip
+    optional = [name for name in ("margin", "cross", "need") if dict(segments)[name]]
+    out: dict[int, np.ndarray] = {}
+    for k in range(1, 1 << len(optional)):
+        missing = {optional[j] for j in range(len(optional)) if k >> j & 1}
+        if "margin" in missing and "cross" in optional and "cross" not in missing:
+            continue  # crossing readings only come with the margin readings
+        mask = np.concatenate([np.full(n, name not in missing) for name, n in segments])
+        out.setdefault(int(mask.sum()), mask)
+    return out
