@@ -239,13 +239,15 @@ def _warm_up(rules: Rules, state: State, rng: np.random.Generator, steps: int) -
     return state
 
 
-def race_score(rules: Rules, rng: np.random.Generator) -> int:
+def race_score(rules: Rules, rng: np.random.Generator, near: int = 0) -> int:
     """A banked score drawn uniformly over those a one-player game can hold below the target:
     0, or the multiples of the scoring unit from the entry threshold on (as :func:`score_start`
-    draws each seat's)."""
+    draws each seat's); with ``near``, over those within ``near`` points below the target."""
     unit = math.gcd(rules.target, rules.entry_threshold, 50)
     low = max(rules.entry_threshold, unit) // unit
-    k = int(rng.integers(low - 1, rules.target // unit))  # low - 1 stands for 0 (not on the board)
+    if near:
+        low = max(low, (rules.target - near) // unit)
+    k = int(rng.integers(low - (0 if near else 1), rules.target // unit))  # low - 1 stands for 0
     return 0 if k < low else k * unit
 
 
@@ -436,17 +438,22 @@ class RaceStarts(_NativeStarts):
         venv: the native vector env (``--vector native``), possibly inside other wrappers.
         fraction: probability that a starting race starts from a random banked score.
         seed: seed of the wrapper's own generator (which races, which scores).
+        near: share of those starts drawn within ``ENDGAME_SHARE`` of the target below it
+            (the landing, where even optimal play can take dozens of turns from a bad score).
     """
 
-    def __init__(self, venv: VecEnv, fraction: float, seed: int) -> None:
-        if not 0.0 <= fraction <= 1.0:
-            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+    def __init__(self, venv: VecEnv, fraction: float, seed: int, near: float = 0.0) -> None:
+        for name, value in (("fraction", fraction), ("near", near)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
         super().__init__(venv, "race starts")
         if self.batch.mode != "race":
             raise ValueError(f"race starts need Solitaire-v0's 'race' objective, not {self.batch.mode!r}")
         if not self.rules.target:
             raise ValueError(f"rules {self.rules.name!r} have no target to race to")
         self.fraction = float(fraction)
+        self.near = float(near)
+        self.endgame_span = max(50, int(self.rules.target * ENDGAME_SHARE) // 50 * 50)
         self.rng = np.random.default_rng(seed)
 
     def _starts(self, rows: np.ndarray) -> dict[int, State]:
@@ -456,7 +463,8 @@ class RaceStarts(_NativeStarts):
             s = State(**self.batch.fields(int(i)))
             if s.phase != Phase.KEEP or s.turn_total or s.scores[0]:
                 continue
-            score = race_score(self.rules, self.rng)
+            span = self.endgame_span if self.rng.random() < self.near else 0
+            score = race_score(self.rules, self.rng, near=span)
             entered = bool(score > 0 or not self.rules.entry_threshold)
             starts[int(i)] = s._replace(scores=(score,), entered=(entered,))
         return starts

@@ -60,6 +60,8 @@ class Args(PPOArgs):
     the target instead of 0 (needs --vector native; greed_env.train.curriculum.RaceStarts), so
     the endgame, landing on an exact target above all, is trained from the first update;
     evaluations run whole races"""
+    race_starts_near: float = 0.0
+    """share of the --race-starts drawn within the last fifth below the target (the landing)"""
     eval_exact: bool = True
     """objective 'turn': also compute each evaluated policy's exact expected turn score by
     enumerating every roll it can meet (greed_env.policy_value; seconds of CPU, no noise;
@@ -107,6 +109,8 @@ def main(args: Args) -> Path:
         raise SystemExit("--keep-starts needs --objective turn and --vector native")
     if args.race_starts and (args.objective != "race" or args.vector != "native"):
         raise SystemExit("--race-starts needs --objective race and --vector native")
+    if args.race_starts_near and not args.race_starts:
+        raise SystemExit("--race-starts-near needs --race-starts")
 
     def wrap(venv: VecEnv) -> VecEnv:
         if args.entry_starts:
@@ -120,7 +124,7 @@ def main(args: Args) -> Path:
         if args.race_starts:
             from greed_env.train.curriculum import RaceStarts
 
-            venv = RaceStarts(venv, args.race_starts, seed=args.seed + 130363)
+            venv = RaceStarts(venv, args.race_starts, seed=args.seed + 130363, near=args.race_starts_near)
         return venv
 
     return run_training(
@@ -134,7 +138,7 @@ def main(args: Args) -> Path:
         card_extra={
             "entry_starts": args.entry_starts,
             **({"keep_starts": args.keep_starts} if args.keep_starts else {}),
-            **({"race_starts": args.race_starts} if args.race_starts else {}),
+            **({"race_starts": args.race_starts, "race_starts_near": args.race_starts_near} if args.race_starts else {}),
         },
         wrap_venv=wrap,
     )

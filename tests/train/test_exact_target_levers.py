@@ -128,6 +128,11 @@ def test_race_starts_begin_races_from_random_banked_scores() -> None:
     rng = np.random.default_rng(0)
     draws = {race_score(rules, rng) for _ in range(20_000)}
     assert draws == {0, *range(rules.entry_threshold or 50, rules.target, 50)}
+    assert {race_score(rules, rng, near=2000) for _ in range(5_000)} == set(range(8000, rules.target, 50))
+    late = RaceStarts(make_sb3_vec_env("greed_env/Solitaire-v0", 64, seed=2, rules=rules, objective="race"), 1.0, 7, near=1.0)
+    late.reset()
+    begun = [State(**row_fields(late.batch.S, i, late.batch.tables)).scores[0] for i in range(64)]
+    assert sum(b >= 8000 for b in begun) > 56  # the rest ended before the learner decided
     # the return is minus the turns taken from the start, and restarts draw again
     rng = np.random.default_rng(3)
     finished = 0
@@ -142,3 +147,5 @@ def test_race_starts_begin_races_from_random_banked_scores() -> None:
         RaceStarts(make_sb3_vec_env("greed_env/Solitaire-v0", 4, seed=2, rules=rules, objective="turn"), 0.5, 1)
     with pytest.raises(ValueError, match="fraction must be in"):
         RaceStarts(starts.venv, 1.5, 1)
+    with pytest.raises(ValueError, match="near must be in"):
+        RaceStarts(starts.venv, 0.5, 1, near=-0.5)
