@@ -287,6 +287,23 @@ class _NativeStarts(VecEnvWrapper):
         return self._restart(np.flatnonzero(dones), obs), rewards, dones, infos
 
 
+class _SolitaireStarts(_NativeStarts):
+    """Exploring starts of one ``Solitaire-v0`` objective: a share ``fraction`` of the starting
+    episodes is replaced, drawn from the wrapper's own generator."""
+
+    def __init__(self, venv: VecEnv, what: str, mode: str, fraction: float, seed: int) -> None:
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+        super().__init__(venv, what)
+        if self.batch.mode != mode:
+            raise ValueError(f"{what} need Solitaire-v0's {mode!r} objective, not {self.batch.mode!r}")
+        self.fraction = float(fraction)
+        self.rng = np.random.default_rng(seed)
+
+    def _picked(self, rows: np.ndarray) -> np.ndarray:
+        return rows[self.rng.random(rows.size) < self.fraction]
+
+
 class FinalRoundStarts(_NativeStarts):
     """Starts ``fraction`` of the episodes of a native Duel-v0 at the learner's final turn,
     and ``scores`` of them at a turn start with random banked scores (:func:`score_start`).
@@ -355,7 +372,7 @@ class FinalRoundStarts(_NativeStarts):
         return starts
 
 
-class EntryStarts(_NativeStarts):
+class EntryStarts(_SolitaireStarts):
     """Starts ``fraction`` of the episodes of a native ``Solitaire-v0`` (objective ``turn``)
     with the player not yet on the board (see the module).
 
@@ -371,22 +388,16 @@ class EntryStarts(_NativeStarts):
     """
 
     def __init__(self, venv: VecEnv, fraction: float, seed: int) -> None:
-        if not 0.0 <= fraction <= 1.0:
-            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
-        super().__init__(venv, "entry starts")
-        if self.batch.mode != "turn":
-            raise ValueError(f"entry starts need Solitaire-v0's 'turn' objective, not {self.batch.mode!r}")
+        super().__init__(venv, "entry starts", "turn", fraction, seed)
         if not self.rules.entry_threshold:
             raise ValueError(f"rules {self.rules.name!r} have no entry threshold: every turn is on the board")
-        self.fraction = float(fraction)
-        self.rng = np.random.default_rng(seed)
 
     def _starts(self, rows: np.ndarray) -> dict[int, State]:
-        pick = rows[self.rng.random(rows.size) < self.fraction]
+        pick = self._picked(rows)
         return {int(i): State(**self.batch.fields(int(i)))._replace(entered=(False,)) for i in pick}
 
 
-class KeepStarts(_NativeStarts):
+class KeepStarts(_SolitaireStarts):
     """Starts ``fraction`` of the episodes of a native ``Solitaire-v0`` (objective ``turn``)
     after a uniformly random legal move at the turn's first keep (see the module).
 
@@ -403,16 +414,10 @@ class KeepStarts(_NativeStarts):
     """
 
     def __init__(self, venv: VecEnv, fraction: float, seed: int) -> None:
-        if not 0.0 <= fraction <= 1.0:
-            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
-        super().__init__(venv, "keep starts")
-        if self.batch.mode != "turn":
-            raise ValueError(f"keep starts need Solitaire-v0's 'turn' objective, not {self.batch.mode!r}")
-        self.fraction = float(fraction)
-        self.rng = np.random.default_rng(seed)
+        super().__init__(venv, "keep starts", "turn", fraction, seed)
 
     def _starts(self, rows: np.ndarray) -> dict[int, State]:
-        pick = rows[self.rng.random(rows.size) < self.fraction]
+        pick = self._picked(rows)
         starts: dict[int, State] = {}
         for i in pick:
             s = State(**self.batch.fields(int(i)))
@@ -425,7 +430,7 @@ class KeepStarts(_NativeStarts):
         return starts
 
 
-class RaceStarts(_NativeStarts):
+class RaceStarts(_SolitaireStarts):
     """Starts ``fraction`` of the races of a native ``Solitaire-v0`` (objective ``race``) from a
     random banked score (see the module).
 
@@ -443,21 +448,16 @@ class RaceStarts(_NativeStarts):
     """
 
     def __init__(self, venv: VecEnv, fraction: float, seed: int, near: float = 0.0) -> None:
-        for name, value in (("fraction", fraction), ("near", near)):
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {value}")
-        super().__init__(venv, "race starts")
-        if self.batch.mode != "race":
-            raise ValueError(f"race starts need Solitaire-v0's 'race' objective, not {self.batch.mode!r}")
+        if not 0.0 <= near <= 1.0:
+            raise ValueError(f"near must be in [0, 1], got {near}")
+        super().__init__(venv, "race starts", "race", fraction, seed)
         if not self.rules.target:
             raise ValueError(f"rules {self.rules.name!r} have no target to race to")
-        self.fraction = float(fraction)
         self.near = float(near)
         self.endgame_span = max(50, int(self.rules.target * ENDGAME_SHARE) // 50 * 50)
-        self.rng = np.random.default_rng(seed)
 
     def _starts(self, rows: np.ndarray) -> dict[int, State]:
-        pick = rows[self.rng.random(rows.size) < self.fraction]
+        pick = self._picked(rows)
         starts: dict[int, State] = {}
         for i in pick:
             s = State(**self.batch.fields(int(i)))
