@@ -38,6 +38,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+from greed_env.rules import Rules
 from greed_env.solver import OBJECTIVES
 
 PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive", "trippn")
@@ -51,6 +52,15 @@ def _clear_caches() -> None:
         fn.cache_clear()
 
 
+def warmup_rules(rules: Rules) -> Rules:
+    """``rules`` at a target of at most 500 (the untimed solve that compiles the kernels), with
+    the entry threshold lowered below it where it would not fit (ten_thousand's 1,000)."""
+    if not rules.target:
+        return rules
+    target = min(rules.target, 500)
+    return rules.replace(target=target, entry_threshold=min(rules.entry_threshold, target // 2))
+
+
 def _solve_job(args: tuple[str, str, bool, int, int, int, bool]) -> dict[str, Any]:
     name, objective, write, simulate, seed, repeat, compare = args
     import numpy as np
@@ -61,7 +71,7 @@ def _solve_job(args: tuple[str, str, bool, int, int, int, bool]) -> dict[str, An
 
     rules = preset(name)
     with contextlib.suppress(SolverError):  # compile the kernels (numba's disk cache) untimed
-        solve(rules.replace(target=min(rules.target, 500)) if rules.target else rules, objective)
+        solve(warmup_rules(rules), objective)
     load_before = os.getloadavg()[0]
     tracemalloc.start()
     walls: list[float] = []
