@@ -421,7 +421,7 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         rho, _first_choice = rolloff_value(rules, ct, tol, progress.counter())
         tie = max(rho, 1.0 - rho) if rules.tie_rule == "split_vote" else 0.5
         progress.advance()
-        v, iters = ck.carry_duel_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, progress.counter())
+        v, iters = ck.carry_duel_solve_lanes(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, progress.counter())
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")
         meta = {

@@ -14,8 +14,9 @@ import numpy as np
 from numba import njit, prange
 
 from greed_env.solver.kernels import PARALLEL_MIN_PAIRS, level_work, start_guess
+from greed_env.solver.lane_kernel import LANES, lane_rows
 
-__all__ = ["carry_dp", "carry_duel_solve", "carry_race_solve", "rolloff_dp"]
+__all__ = ["carry_dp", "carry_duel_solve", "carry_duel_solve_lanes", "carry_race_solve", "rolloff_dp"]
 
 
 @njit(cache=True)
@@ -318,5 +319,172 @@ def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np
         else:
             for i in range(npairs):
                 _carry_pair(a_lo + i, level - a_lo - i, v, iters, target, ctab, max_keep, vbust, q, live, tie, tol, max_iter, plane)
+        prog[0] += work[level]
+    return v, iters
+
+
+
+@njit(cache=True, nogil=True)
+def lane_pass(mover: np.ndarray, opp: np.ndarray, xs: np.ndarray, outs: np.ndarray, n: int, target: int, ctab: tuple, koff: np.ndarray, v: np.ndarray, max_keep: int, vbust: bool, f0: np.ndarray, f1: np.ndarray) -> None:
+    """:func:`carry_dp` of up to ``LANES`` duel positions at once, in absolute scores.
+
+    Position ``l`` (``l < n``) is mover ``mover[l]`` against ``opp[l]`` with bust value
+    ``xs[l]`` and going-out value ``outs[l]``. Its in-turn node (turn total ``t``, dice state)
+    is the node (score ``mover[l] + t``, dice state) of a grid shared by all lanes: the keeps,
+    the exact target and the lost totals past it are the same in absolute scores, only the
+    bank values ``1 - V[opp[l], s]`` and ``x`` differ per lane. So one walk over the keeps
+    (``koff``: each keep's offset, points times states plus next state) serves every lane,
+    and the lanes of a node share cache lines. Rows below a lane's own score are computed
+    and never read. Every lane's values are bitwise those of a pass of its own
+    (:func:`~greed_env.solver.lane_kernel.lane_rows`). Returns (in ``f0``, ``f1``) each
+    position's value at the start of its turn and its derivative in ``x``.
+    """
+    n_states, pnot = ctab[0], ctab[7]
+    s_lo = target
+    for i in range(n):
+        s_lo = min(s_lo, mover[i])
+    rows = target + max_keep + 1 - s_lo
+    c = np.empty(rows * n_states * LANES)
+    d = np.empty(rows * n_states * LANES)
+    x = np.zeros(LANES)
+    out = np.zeros(LANES)
+    lo = np.full(LANES, target)  # padding lanes never bank and are never read
+    oppl = np.zeros(LANES, dtype=np.int64)
+    for i in range(n):
+        x[i] = xs[i]
+        out[i] = outs[i]
+        lo[i] = mover[i]
+        oppl[i] = opp[i]
+    for s in range(target + 1, target + max_keep + 1):  # past the target: the turn is lost
+        base = (s - s_lo) * n_states * LANES
+        for k in range(n_states):
+            for i in range(LANES):
+                c[base + k * LANES + i] = x[i]
+                d[base + k * LANES + i] = 1.0
+    base = (target - s_lo) * n_states * LANES  # on it: the roll for nothing
+    for k in range(n_states):
+        for i in range(LANES):
+            c[base + k * LANES + i] = pnot[k] * out[i] + (1.0 - pnot[k]) * x[i]
+            d[base + k * LANES + i] = 1.0 - pnot[k]
+    lane_rows(c, d, target, s_lo, ctab, koff, vbust, x, lo, oppl, v)
+    for i in range(n):
+        j = (mover[i] - s_lo) * n_states * LANES + i
+        f0[i] = c[j]
+        f1[i] = d[j]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def carry_duel_solve_lanes(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, tie: float, tol: float, max_iter: int, prog: np.ndarray) -> Any:
+    """:func:`carry_duel_solve` with the in-turn passes of a level run ``LANES`` at a time.
+
+    The same levels, starting points (the plane) and Newton steps per pair, so the same values
+    to the last bit; but each Newton step first runs the passes of every unfinished position of
+    the level, grouped by the mover's score into :func:`lane_pass` blocks (in parallel), then
+    updates every pair.
+    """
+    n_states = ctab[0]
+    osc, onx = ctab[4], ctab[5]
+    koff = osc * n_states + onx
+    v = np.zeros((target, target))
+    iters = np.zeros((target, target), dtype=np.int64)
+    live = live_scores(target, ctab, max_keep, vbust)
+    work = level_work(target)
+    prog[0] = 0.0
+    prog[1] = work.sum()
+    cap = target + 1
+    pa = np.zeros(cap, dtype=np.int64)
+    u = np.zeros(cap)
+    w = np.zeros(cap)
+    done = np.zeros(cap, dtype=np.int64)
+    mover = np.zeros(2 * cap, dtype=np.int64)
+    opp = np.zeros(2 * cap, dtype=np.int64)
+    xs = np.zeros(2 * cap)
+    outs = np.zeros(2 * cap)
+    f0 = np.zeros(2 * cap)
+    f1 = np.zeros(2 * cap)
+    slot = np.zeros((cap, 2), dtype=np.int64)
+    for level in range(2 * target - 2, -1, -1):
+        a_lo = max(0, level - (target - 1))
+        a_hi = level // 2
+        npairs = a_hi - a_lo + 1
+        for i in range(npairs):
+            a = a_lo + i
+            b = level - a
+            pa[i] = a
+            done[i] = -1
+            if not live[a] and not live[b]:  # both lose every turn: the horizon shares the pot
+                u[i] = 0.5
+                w[i] = 0.5
+                done[i] = 0
+            else:
+                u[i] = start_guess(v, a, b, target, True)
+                w[i] = start_guess(v, b, a, target, True)
+        for it in range(1, max_iter + 1):
+            m = 0
+            for i in range(npairs):  # first sides: movers ascending
+                if done[i] < 0:
+                    a = pa[i]
+                    b = level - a
+                    mover[m] = a
+                    opp[m] = b
+                    xs[m] = 1.0 - w[i]
+                    outs[m] = 1.0 - q[b] * (1.0 - tie)
+                    slot[i, 0] = m
+                    m += 1
+            for i in range(npairs - 1, -1, -1):  # second sides: movers ascending too
+                a = pa[i]
+                b = level - a
+                if done[i] < 0 and a != b:
+                    mover[m] = b
+                    opp[m] = a
+                    xs[m] = 1.0 - u[i]
+                    outs[m] = 1.0 - q[a] * (1.0 - tie)
+                    slot[i, 1] = m
+                    m += 1
+            if m == 0:
+                break
+            nblocks = (m + LANES - 1) // LANES
+            for blk in prange(nblocks):
+                s = blk * LANES
+                k = min(LANES, m - s)
+                lane_pass(mover[s:s + k], opp[s:s + k], xs[s:s + k], outs[s:s + k], k, target, ctab, koff, v, max_keep, vbust, f0[s:s + k], f1[s:s + k])
+            for i in range(npairs):
+                if done[i] >= 0:
+                    continue
+                a = pa[i]
+                b = level - a
+                g0 = f0[slot[i, 0]]
+                g1 = f1[slot[i, 0]]
+                if a == b:
+                    if abs(g0 - u[i]) < tol:
+                        u[i] = g0
+                        w[i] = g0
+                        done[i] = it
+                    else:
+                        u[i] = (g0 + g1 * u[i]) / (1.0 + g1)
+                        w[i] = u[i]
+                    continue
+                h0 = f0[slot[i, 1]]
+                h1 = f1[slot[i, 1]]
+                if abs(g0 - u[i]) < tol and abs(h0 - w[i]) < tol:
+                    u[i] = g0
+                    w[i] = h0
+                    done[i] = it
+                    continue
+                if 1.0 - g1 * h1 < 1e-14:  # both bust for sure at this point: a plain fixed-point step
+                    u[i] = g0
+                    w[i] = h0
+                    continue
+                aa = g0 + g1 * w[i]
+                bb = h0 + h1 * u[i]
+                u[i] = (aa - g1 * bb) / (1.0 - g1 * h1)
+                w[i] = bb - h1 * u[i]
+        for i in range(npairs):
+            a = pa[i]
+            b = level - a
+            v[a, b] = u[i]
+            v[b, a] = w[i]
+            iters[a, b] = done[i]
+            iters[b, a] = done[i]
         prog[0] += work[level]
     return v, iters
