@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.bots.optimal import optimal_bot
+from greed_env.bots.optimal import optimal_available, optimal_bot
 from greed_env.bots.play import batch_moves
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.duel import DuelEnv
@@ -292,10 +292,13 @@ def evaluate(
         opp_name = bot_label(opponent, opp)
     optimal = 1.0 / num_players
     if objective != "duel":
+        yard = yardstick_rules(rules, objective)
         try:
-            optimal = optimal_value(yardstick_rules(rules, objective), objective)
-        except solver_module().SolverError:  # no table for these rules (Trippn): no yardstick
+            optimal = optimal_value(yard, objective)
+        except solver_module().SolverError:  # no table for these rules (Trippn's race): no yardstick
             optimal, regret_n = math.nan, 0
+        if regret_n and not optimal_available(yard, objective):
+            regret_n = 0  # a shipped headline without move values (Trippn's turn): no regret
     python_n = episodes
     if vector and objective == "duel" and num_players == 2 and vector_duel_supported(the_bot, opp, rules):
         python_n = regret_n  # the games whose decisions are scored; the rest in numba

@@ -49,7 +49,7 @@ from greed_env.rules.game import (
     State,
     current_keep_options,
 )
-from greed_env.rules.scoring import EMPTY_CARRY, Carry, keep_options
+from greed_env.rules.scoring import EMPTY_CARRY, Carry
 from greed_env.solver import carry_kernels as ck
 from greed_env.solver import progress
 from greed_env.solver.keeps import carry_keeps
@@ -62,6 +62,7 @@ __all__ = ["CarryEvaluator", "CarryTables", "carry_tables", "solve"]
 
 DEFAULT_MAX_STATES = 200_000
 _MAX_ITER = 60
+LANE_MIN_TARGET = 32  # units: below, the per-pair duel solver is as fast (target 1,500 even, 3,000 1.7x)
 
 
 @dataclass(frozen=True, eq=False)
@@ -360,7 +361,7 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
     if objective == "entry":
         return _solve_entry(rules, tol, t0)
     if objective == "turn" and rules.exact_target:
-        return _solve_exact_turn(rules, max_states, t0)
+        return solve_exact_turn(rules, max_states, t0)
     if objective == "turn":
         ct = carry_tables(rules, True, max_states)
         free = risk_free_states(ct)
@@ -421,7 +422,9 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         rho, _first_choice = rolloff_value(rules, ct, tol, progress.counter())
         tie = max(rho, 1.0 - rho) if rules.tie_rule == "split_vote" else 0.5
         progress.advance()
-        v, iters = ck.carry_duel_solve_lanes(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, progress.counter())
+        # the same table both ways; lane passes pay a fixed start per block that small grids do not repay
+        fn = ck.carry_duel_solve_lanes if target >= LANE_MIN_TARGET else ck.carry_duel_solve
+        v, iters = fn(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, progress.counter())
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")
         meta = {
@@ -453,7 +456,7 @@ def exact_turn_context(rules: Rules, ct: CarryTables, score: int) -> dict[str, A
                 bank_ok=bank_ok, tail=None, sense=1)
 
 
-def _solve_exact_turn(rules: Rules, max_states: int, t0: float) -> SolverTable:
+def solve_exact_turn(rules: Rules, max_states: int = DEFAULT_MAX_STATES, t0: float | None = None) -> SolverTable:
     """``turn`` under an exact target: one turn from score 0 as ``Solitaire-v0`` plays it.
 
     A turn that passes the target is lost, so the points per turn with the target ignored
@@ -461,16 +464,24 @@ def _solve_exact_turn(rules: Rules, max_states: int, t0: float) -> SolverTable:
     environment: Progressive 2,171.2 there against 2,168.8 here, and the target-ignoring
     policy itself banks 2,151.3 in the environment (exact enumeration). Values are not
     monotone in points near the target, so every distinct keep is kept (``reduced=False``).
+
+    Called by :func:`solve` for the rules it models on demand, and directly (no
+    :func:`check_supported` refusal) by ``benchmarks/trippn_turn.py`` for Trippn, whose
+    dice states take ~45 CPU-minutes to enumerate: the target-ignored value is then skipped
+    (the full and the best-keep tables have the same rolls into the same dice states, hence
+    the same risk-free states, and Trippn has some: no maximum), so the states are found once.
     """
+    t0 = time.perf_counter() if t0 is None else t0
     ct = carry_tables(rules, False, max_states)
     if rules.target % ct.unit:
         raise SolverError("the target is not a multiple of the points unit")
     ctx = exact_turn_context(rules, ct, 0)
     arr = run_dp(ct, rules, ctx["t_cap"], ctx["t_exact"], ctx["out"], ctx["bank_val"], ctx["bank_ok"], ctx["x"])
     v = float(arr["c"][0, 0])
-    reduced = carry_tables(rules, True, max_states)
     ignored = None  # no maximum where a turn can roll on for ever (Trippn)
-    if not risk_free_states(reduced).any():
+    free = risk_free_states(ct)
+    if not free.any():
+        reduced = carry_tables(rules, True, max_states)
         ignored, _ = _turn_phi(rules, reduced, 20_000 // reduced.unit, tail_gain(reduced))
     meta = {
         "headline": v,
@@ -481,6 +492,9 @@ def _solve_exact_turn(rules: Rules, max_states: int, t0: float) -> SolverTable:
         "tail_policy_below_cap": True,
         "points_per_turn_target_ignored": ignored,
         "dice_states": ct.n_states,
+        "roll_groups": int(ct.gp.shape[0]),
+        "keeps": int(ct.osc.shape[0]),
+        "risk_free_states": int(free.sum()),
         "tolerance": 0.0,
         "elapsed_s": time.perf_counter() - t0,
     }
@@ -512,9 +526,10 @@ def _solve_entry(rules: Rules, tol: float, t0: float) -> SolverTable:
         ok = np.arange(size) >= need
         arr = run_dp(ct, rules, need, -1, 0.0, ok.astype(float), ok, 0.0)
         p = float(arr["c"][0, 0])
-    else:
+    else:  # the tabulated keeps (solver/keeps.py, tested equal to keep_options): 0.2 s, not 60
+        keeps = carry_keeps(rules, EMPTY_CARRY)
         p = min(1.0, math.fsum(prob for roll, prob in roll_distribution(rules.num_dice)
-                               if keep_options(rules, roll, EMPTY_CARRY, True)))
+                               if keeps.roll(roll, True)[0]))
     meta = {
         "headline": p,
         "headline_label": f"probability of banking {goal or 'anything'} in one turn",
@@ -753,7 +768,8 @@ class CarryEvaluator:
             elif m in (ROLL, ROLL_FOR_NOTHING):
                 rolls = roll_distribution(state.dice)
                 full = state.fresh and state.dice == self.rules.num_dice
-                out.append((m, math.fsum(p for roll, p in rolls if keep_options(self.rules, roll, state.carry, full))))
+                keeps = carry_keeps(self.rules, state.carry)
+                out.append((m, math.fsum(p for roll, p in rolls if keeps.roll(roll, full)[0])))
             else:
                 out.append((m, 0.0))
         return out

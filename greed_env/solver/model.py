@@ -66,18 +66,18 @@ def check_supported(rules: Rules, objective: str | None = None) -> None:
     Unsupported: ``piggyback`` (the previous player's turn would enter every position),
     ``entry_scope='roll'``, ``entry_until_made=False`` with an entry threshold,
     ``six_kind_wins``, a bust penalty combined with an entry threshold or without hot dice,
-    and Trippn (``trippn=True``) for every objective but ``entry``: its dice states are finite
-    and enumerated in about 45 CPU-minutes, but a turn that has sets of 2s, 3s, 4s and 6s working
-    can roll on for ever (every die scores), so only the exact target bounds ``turn`` (not
-    solved yet), and ``race`` and ``duel`` would pass over thousands of times Progressive's
-    keeps (docs/solver.md).
+    and Trippn (``trippn=True``) on demand for every objective but ``entry``: its dice states
+    are finite but take about 45 CPU-minutes to enumerate, so its ``turn`` table (bounded by
+    the exact target only: with sets of 2s, 3s, 4s and 6s working every die scores) is solved
+    once by ``benchmarks/trippn_turn.py`` and shipped, without move values; ``race`` and
+    ``duel`` would pass over hundreds of times Progressive's keeps (docs/solver.md).
     """
     bad = []
     if rules.trippn and objective != "entry":
-        bad.append("Trippn mode (with sets of 2s, 3s, 4s and 6s working no roll can bust, so only the "
-                   "exact target bounds a turn, and that turn needs the full ~45-CPU-minute "
-                   "enumeration of its dice states, not run yet; its race and duel are thousands of "
-                   "times Progressive's work; see docs/solver.md)")
+        bad.append("Trippn mode on demand (its dice states take ~45 CPU-minutes to enumerate: the "
+                   "turn table of the preset is shipped, solved by benchmarks/trippn_turn.py, without "
+                   "move values; race and duel are hundreds of times Progressive's work; see "
+                   "docs/solver.md)")
     if rules.piggyback:
         bad.append("piggyback=True")
     if rules.tie_rule == "first_finisher" and rules.exact_target:

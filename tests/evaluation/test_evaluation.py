@@ -174,9 +174,20 @@ def test_cli_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_rules_without_a_table_are_measured_without_a_yardstick() -> None:
-    """Trippn has no solver table: the value is measured, the optimum and regret are absent."""
+    """Trippn at another target has no table (the solver refuses Trippn on demand): the value is
+    measured, the optimum and regret are absent."""
     import math
 
-    res = evaluate("threshold:300", preset("trippn"), "turn", episodes=60, seed=2)
+    res = evaluate("threshold:300", preset("trippn").replace(target=5000), "turn", episodes=60, seed=2)
     assert math.isnan(res.optimal) and math.isnan(res.ratio)
     assert res.decisions == 0 and res.score.mean > 0
+
+
+def test_trippn_turn_is_measured_against_its_shipped_headline_without_regret() -> None:
+    """The preset's turn table is shipped (benchmarks/trippn_turn.py) without move values."""
+    from greed_env.solver import load_table
+
+    table = load_table(preset("trippn"), "turn", solve_if_missing=False)
+    res = evaluate("threshold:300", preset("trippn"), "turn", episodes=60, seed=2)
+    assert res.optimal == table.headline and 0 < res.ratio < 1
+    assert res.decisions == 0 and table.meta["risk_free_states"] > 0

@@ -127,3 +127,39 @@ def test_a_trippn_turn_can_roll_on_for_ever() -> None:
 
 def test_risk_free_states_are_none_under_progressive() -> None:
     assert not risk_free_states(carry_tables(preset("progressive"), True)).any()
+
+
+def _small_trippn(num_dice: int) -> Rules:
+    base = preset("trippn")
+    return base.replace(num_dice=num_dice, target=3000,
+                        straights=tuple(s for s in base.straights if len(s[0]) <= num_dice))
+
+
+def test_trippn_turn_under_the_exact_target_is_solved_from_one_enumeration() -> None:
+    """``solve_exact_turn`` (what benchmarks/trippn_turn.py runs on the preset): the risk-free
+    states of the full tables are those of the best-keep tables (same rolls into the same dice
+    states), so a rule set that has some gets no target-ignored value and no second search."""
+    from greed_env.solver.carry import solve_exact_turn
+
+    rules = _small_trippn(4)
+    full, reduced = carry_tables(rules, False), carry_tables(rules, True)
+    assert np.array_equal(risk_free_states(full), risk_free_states(reduced)) and risk_free_states(full).any()
+    carry_tables.cache_clear()
+    table = solve_exact_turn(rules)
+    assert carry_tables.cache_info().misses == 1
+    assert table.meta["points_per_turn_target_ignored"] is None and table.meta["risk_free_states"] > 0
+    assert 0 < table.headline < rules.target
+    assert table.meta["keeps"] == full.osc.shape[0]
+
+
+def test_carry_entry_at_threshold_zero_is_the_chance_that_a_fresh_roll_keeps() -> None:
+    """Read off the keep tables (60 CPU-s -> 0.5 for eight dice through keep_options): equal to
+    the reference's count on six dice, where a fresh roll can bust."""
+    import math
+
+    from greed_env.solver import solve
+
+    rules = preset("progressive").replace(num_dice=6, straights=(((1, 2, 3, 4, 5, 6), 1500),))
+    ref = math.fsum(p for roll, p in roll_distribution(6) if keep_options(rules, roll, EMPTY_CARRY, True))
+    assert 0.9 < ref < 1.0
+    assert abs(solve(rules, "entry").headline - ref) < 1e-15
