@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-LANES = 16
+LANES = 4
 
 
 @njit(cache=True, nogil=True)
@@ -35,69 +35,21 @@ def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, 
             a1 = p * x[1]
             a2 = p * x[2]
             a3 = p * x[3]
-            a4 = p * x[4]
-            a5 = p * x[5]
-            a6 = p * x[6]
-            a7 = p * x[7]
-            a8 = p * x[8]
-            a9 = p * x[9]
-            a10 = p * x[10]
-            a11 = p * x[11]
-            a12 = p * x[12]
-            a13 = p * x[13]
-            a14 = p * x[14]
-            a15 = p * x[15]
             e0 = p
             e1 = p
             e2 = p
             e3 = p
-            e4 = p
-            e5 = p
-            e6 = p
-            e7 = p
-            e8 = p
-            e9 = p
-            e10 = p
-            e11 = p
-            e12 = p
-            e13 = p
-            e14 = p
-            e15 = p
             for g in range(gs[k], gs[k + 1]):
                 b0 = z[0]
                 b1 = z[1]
                 b2 = z[2]
                 b3 = z[3]
-                b4 = z[4]
-                b5 = z[5]
-                b6 = z[6]
-                b7 = z[7]
-                b8 = z[8]
-                b9 = z[9]
-                b10 = z[10]
-                b11 = z[11]
-                b12 = z[12]
-                b13 = z[13]
-                b14 = z[14]
-                b15 = z[15]
                 q0 = -1
                 q1 = -1
                 q2 = -1
                 q3 = -1
-                q4 = -1
-                q5 = -1
-                q6 = -1
-                q7 = -1
-                q8 = -1
-                q9 = -1
-                q10 = -1
-                q11 = -1
-                q12 = -1
-                q13 = -1
-                q14 = -1
-                q15 = -1
                 for o in range(ost[g], ost[g + 1]):
-                    j = (rb + koff[o]) * 16
+                    j = (rb + koff[o]) * 4
                     t0 = c[j + 0]
                     if t0 > b0:
                         b0 = t0
@@ -114,88 +66,16 @@ def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, 
                     if t3 > b3:
                         b3 = t3
                         q3 = j
-                    t4 = c[j + 4]
-                    if t4 > b4:
-                        b4 = t4
-                        q4 = j
-                    t5 = c[j + 5]
-                    if t5 > b5:
-                        b5 = t5
-                        q5 = j
-                    t6 = c[j + 6]
-                    if t6 > b6:
-                        b6 = t6
-                        q6 = j
-                    t7 = c[j + 7]
-                    if t7 > b7:
-                        b7 = t7
-                        q7 = j
-                    t8 = c[j + 8]
-                    if t8 > b8:
-                        b8 = t8
-                        q8 = j
-                    t9 = c[j + 9]
-                    if t9 > b9:
-                        b9 = t9
-                        q9 = j
-                    t10 = c[j + 10]
-                    if t10 > b10:
-                        b10 = t10
-                        q10 = j
-                    t11 = c[j + 11]
-                    if t11 > b11:
-                        b11 = t11
-                        q11 = j
-                    t12 = c[j + 12]
-                    if t12 > b12:
-                        b12 = t12
-                        q12 = j
-                    t13 = c[j + 13]
-                    if t13 > b13:
-                        b13 = t13
-                        q13 = j
-                    t14 = c[j + 14]
-                    if t14 > b14:
-                        b14 = t14
-                        q14 = j
-                    t15 = c[j + 15]
-                    if t15 > b15:
-                        b15 = t15
-                        q15 = j
                 p = gp[g]
                 a0 += p * b0
                 a1 += p * b1
                 a2 += p * b2
                 a3 += p * b3
-                a4 += p * b4
-                a5 += p * b5
-                a6 += p * b6
-                a7 += p * b7
-                a8 += p * b8
-                a9 += p * b9
-                a10 += p * b10
-                a11 += p * b11
-                a12 += p * b12
-                a13 += p * b13
-                a14 += p * b14
-                a15 += p * b15
                 e0 += p * (zd if q0 < 0 else d[q0 + 0])
                 e1 += p * (zd if q1 < 0 else d[q1 + 1])
                 e2 += p * (zd if q2 < 0 else d[q2 + 2])
                 e3 += p * (zd if q3 < 0 else d[q3 + 3])
-                e4 += p * (zd if q4 < 0 else d[q4 + 4])
-                e5 += p * (zd if q5 < 0 else d[q5 + 5])
-                e6 += p * (zd if q6 < 0 else d[q6 + 6])
-                e7 += p * (zd if q7 < 0 else d[q7 + 7])
-                e8 += p * (zd if q8 < 0 else d[q8 + 8])
-                e9 += p * (zd if q9 < 0 else d[q9 + 9])
-                e10 += p * (zd if q10 < 0 else d[q10 + 10])
-                e11 += p * (zd if q11 < 0 else d[q11 + 11])
-                e12 += p * (zd if q12 < 0 else d[q12 + 12])
-                e13 += p * (zd if q13 < 0 else d[q13 + 13])
-                e14 += p * (zd if q14 < 0 else d[q14 + 14])
-                e15 += p * (zd if q15 < 0 else d[q15 + 15])
-            j = (rb + k) * 16
+            j = (rb + k) * 4
             if ok[0] and bk[0] >= a0:
                 c[j + 0] = bk[0]
                 d[j + 0] = 0.0
@@ -220,75 +100,3 @@ def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, 
             else:
                 c[j + 3] = a3
                 d[j + 3] = e3
-            if ok[4] and bk[4] >= a4:
-                c[j + 4] = bk[4]
-                d[j + 4] = 0.0
-            else:
-                c[j + 4] = a4
-                d[j + 4] = e4
-            if ok[5] and bk[5] >= a5:
-                c[j + 5] = bk[5]
-                d[j + 5] = 0.0
-            else:
-                c[j + 5] = a5
-                d[j + 5] = e5
-            if ok[6] and bk[6] >= a6:
-                c[j + 6] = bk[6]
-                d[j + 6] = 0.0
-            else:
-                c[j + 6] = a6
-                d[j + 6] = e6
-            if ok[7] and bk[7] >= a7:
-                c[j + 7] = bk[7]
-                d[j + 7] = 0.0
-            else:
-                c[j + 7] = a7
-                d[j + 7] = e7
-            if ok[8] and bk[8] >= a8:
-                c[j + 8] = bk[8]
-                d[j + 8] = 0.0
-            else:
-                c[j + 8] = a8
-                d[j + 8] = e8
-            if ok[9] and bk[9] >= a9:
-                c[j + 9] = bk[9]
-                d[j + 9] = 0.0
-            else:
-                c[j + 9] = a9
-                d[j + 9] = e9
-            if ok[10] and bk[10] >= a10:
-                c[j + 10] = bk[10]
-                d[j + 10] = 0.0
-            else:
-                c[j + 10] = a10
-                d[j + 10] = e10
-            if ok[11] and bk[11] >= a11:
-                c[j + 11] = bk[11]
-                d[j + 11] = 0.0
-            else:
-                c[j + 11] = a11
-                d[j + 11] = e11
-            if ok[12] and bk[12] >= a12:
-                c[j + 12] = bk[12]
-                d[j + 12] = 0.0
-            else:
-                c[j + 12] = a12
-                d[j + 12] = e12
-            if ok[13] and bk[13] >= a13:
-                c[j + 13] = bk[13]
-                d[j + 13] = 0.0
-            else:
-                c[j + 13] = a13
-                d[j + 13] = e13
-            if ok[14] and bk[14] >= a14:
-                c[j + 14] = bk[14]
-                d[j + 14] = 0.0
-            else:
-                c[j + 14] = a14
-                d[j + 14] = e14
-            if ok[15] and bk[15] >= a15:
-                c[j + 15] = bk[15]
-                d[j + 15] = 0.0
-            else:
-                c[j + 15] = a15
-                d[j + 15] = e15
