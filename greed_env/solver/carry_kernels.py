@@ -245,6 +245,30 @@ def _carry_side(a: int, b: int, x: float, target: int, v: np.ndarray, out_val: f
 
 
 @njit(cache=True)
+def newton_pair_step(u: float, w: float, f0: float, f1: float, g0: float, g1: float, same: bool, tol: float) -> Any:
+    """One Newton step on a pair's two turn equations ``u = f(1 - w)``, ``w = g(1 - u)``.
+
+    ``f0, f1`` (``g0, g1``): the first (second) side's pass at the current estimates, value and
+    slope in its bust value; ``same``: a diagonal pair (one position, ``g`` unused). Returns
+    ``(u, w, converged)``: the passes' own values when both residuals are below ``tol``, else
+    the next estimates (a plain fixed-point step where both bust for sure).
+    """
+    if same:
+        if abs(f0 - u) < tol:
+            return f0, f0, True
+        u = (f0 + f1 * u) / (1.0 + f1)
+        return u, u, False
+    if abs(f0 - u) < tol and abs(g0 - w) < tol:
+        return f0, g0, True
+    if 1.0 - f1 * g1 < 1e-14:  # both bust for sure at this point: a plain fixed-point step
+        return f0, g0, False
+    aa = f0 + f1 * w
+    bb = g0 + g1 * u
+    u = (aa - f1 * bb) / (1.0 - f1 * g1)
+    return u, bb - g1 * u, False
+
+
+@njit(cache=True)
 def _carry_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, target: int, ctab: tuple, max_keep: int, vbust: bool, q: np.ndarray, live: np.ndarray, tie: float, tol: float, max_iter: int, plane: bool) -> None:
     """Solve the pair ``(a, b), (b, a)`` of one level (see :func:`carry_duel_solve`)."""
     out_a = 1.0 - q[b] * (1.0 - tie)
@@ -260,29 +284,13 @@ def _carry_pair(a: int, b: int, v: np.ndarray, iters: np.ndarray, target: int, c
     done = -1
     for it in range(1, max_iter + 1):
         f0, f1 = _carry_side(a, b, 1.0 - w, target, v, out_a, ctab, max_keep, vbust)
-        if a == b:
-            if abs(f0 - u) < tol:
-                u = f0
-                w = f0
-                done = it
-                break
-            u = (f0 + f1 * u) / (1.0 + f1)
-            w = u
-            continue
-        g0, g1 = _carry_side(b, a, 1.0 - u, target, v, out_b, ctab, max_keep, vbust)
-        if abs(f0 - u) < tol and abs(g0 - w) < tol:
-            u = f0
-            w = g0
+        g0, g1 = f0, f1
+        if a != b:
+            g0, g1 = _carry_side(b, a, 1.0 - u, target, v, out_b, ctab, max_keep, vbust)
+        u, w, ok = newton_pair_step(u, w, f0, f1, g0, g1, a == b, tol)
+        if ok:
             done = it
             break
-        if 1.0 - f1 * g1 < 1e-14:  # both bust for sure at this point: a plain fixed-point step
-            u = f0
-            w = g0
-            continue
-        aa = f0 + f1 * w
-        bb = g0 + g1 * u
-        u = (aa - f1 * bb) / (1.0 - f1 * g1)
-        w = bb - g1 * u
     v[a, b] = u
     v[b, a] = w
     iters[a, b] = done
@@ -339,6 +347,8 @@ def lane_pass(mover: np.ndarray, opp: np.ndarray, xs: np.ndarray, outs: np.ndarr
     (:func:`~greed_env.solver.lane_kernel.lane_rows`). Returns (in ``f0``, ``f1``) each
     position's value at the start of its turn and its derivative in ``x``.
     """
+    if n < 1 or n > LANES:
+        raise ValueError("lane_pass takes 1 to LANES positions")
     n_states, pnot = ctab[0], ctab[7]
     s_lo = target
     for i in range(n):
@@ -456,32 +466,11 @@ def carry_duel_solve_lanes(target: int, ctab: tuple, max_keep: int, vbust: bool,
                     continue
                 a = pa[i]
                 b = level - a
-                g0 = f0[slot[i, 0]]
-                g1 = f1[slot[i, 0]]
-                if a == b:
-                    if abs(g0 - u[i]) < tol:
-                        u[i] = g0
-                        w[i] = g0
-                        done[i] = it
-                    else:
-                        u[i] = (g0 + g1 * u[i]) / (1.0 + g1)
-                        w[i] = u[i]
-                    continue
-                h0 = f0[slot[i, 1]]
-                h1 = f1[slot[i, 1]]
-                if abs(g0 - u[i]) < tol and abs(h0 - w[i]) < tol:
-                    u[i] = g0
-                    w[i] = h0
+                k0 = slot[i, 0]
+                k1 = slot[i, 1] if a != b else k0
+                u[i], w[i], ok = newton_pair_step(u[i], w[i], f0[k0], f1[k0], f0[k1], f1[k1], a == b, tol)
+                if ok:
                     done[i] = it
-                    continue
-                if 1.0 - g1 * h1 < 1e-14:  # both bust for sure at this point: a plain fixed-point step
-                    u[i] = g0
-                    w[i] = h0
-                    continue
-                aa = g0 + g1 * w[i]
-                bb = h0 + h1 * u[i]
-                u[i] = (aa - g1 * bb) / (1.0 - g1 * h1)
-                w[i] = bb - h1 * u[i]
         for i in range(npairs):
             a = pa[i]
             b = level - a

@@ -32,13 +32,14 @@ def _setup(target: int, **changes: object) -> tuple:
 @pytest.mark.parametrize("changes", [{}, {"voluntary_bust": True}])
 def test_lane_passes_equal_passes_of_their_own(changes: dict[str, object]) -> None:
     """Any bank values, bust and going-out values, a padded block (fewer positions than lanes)
-    with movers far apart: each lane is bitwise the single pass."""
+    with movers far apart: each lane is bitwise the single pass. More positions than lanes are
+    refused."""
     rules, ct, n, _q, _tie = _setup(2000, **changes)
     tab = ct.kernel_tables()
     koff = ct.osc * ct.n_states + ct.onx
     rng = np.random.default_rng(3)
     v = rng.random((n, n))
-    for k in (ck.LANES, 5):
+    for k in (ck.LANES, max(1, ck.LANES - 1)):
         mover = np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
         opp = rng.integers(0, n, size=k)
         xs, outs = rng.random(k), rng.random(k)
@@ -48,6 +49,10 @@ def test_lane_passes_equal_passes_of_their_own(changes: dict[str, object]) -> No
             g0, g1 = ck._carry_side(int(mover[i]), int(opp[i]), xs[i], n, v, outs[i], tab, ct.max_keep,
                                     rules.voluntary_bust)
             assert (f0[i], f1[i]) == (g0, g1)
+    k = ck.LANES + 1
+    with pytest.raises(ValueError, match="LANES"):
+        ck.lane_pass(np.arange(k), np.zeros(k, dtype=np.int64), np.zeros(k), np.zeros(k), k, n, tab, koff, v,
+                     ct.max_keep, rules.voluntary_bust, np.zeros(k), np.zeros(k))
 
 
 def test_the_lane_solver_gives_the_per_pair_solvers_table() -> None:
