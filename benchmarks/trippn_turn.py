@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, n_rows in (("race", RACE_ROWS), ("duel", DUEL_ROWS)):
         cpu = n_rows * ct.osc.shape[0] * ns_per_keep * 1e-9
         print(f"{name}: ~{n_rows:.3g} rows of passes (as Progressive's) x {ct.osc.shape[0]} keeps "
-              f"~ {cpu / 3600:.1f} CPU-hours at this pass's speed (one position per pass; lane passes "
-              "serve 16 at about a third of the cost each)")
+              f"~ {cpu / 3600:.1f} CPU-hours at this pass's speed (one position per pass; the duel's lane passes "
+              "cost about 0.35 of this per position at Progressive's size)")
     args.out.mkdir(parents=True, exist_ok=True)
     path = table.save(args.out)
     print(f"wrote {path}")
