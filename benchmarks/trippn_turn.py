@@ -1,6 +1,6 @@
 """Solve Trippn's turn under its exact target (one turn from 0, as ``Solitaire-v0`` plays it).
 
-The solver refuses Trippn on demand: its dice states take about 45 CPU-minutes to enumerate
+The solver refuses Trippn on demand: its dice states take about an hour of CPU and 17 GB of memory to enumerate
 (``greed_env.solver.carry``, docs/solver.md). This script runs that enumeration once, with
 progress lines (states expanded / found, CPU seconds, peak memory), solves the turn with
 :func:`greed_env.solver.carry.solve_exact_turn` and writes the table (a few hundred bytes:

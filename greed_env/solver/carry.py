@@ -467,7 +467,7 @@ def solve_exact_turn(rules: Rules, max_states: int = DEFAULT_MAX_STATES, t0: flo
 
     Called by :func:`solve` for the rules it models on demand, and directly (no
     :func:`check_supported` refusal) by ``benchmarks/trippn_turn.py`` for Trippn, whose
-    dice states take ~45 CPU-minutes to enumerate: the target-ignored value is then skipped
+    dice states take an hour of CPU to enumerate: the target-ignored value is then skipped
     (the full and the best-keep tables have the same rolls into the same dice states, hence
     the same risk-free states, and Trippn has some: no maximum), so the states are found once.
     """

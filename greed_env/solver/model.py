@@ -67,16 +67,16 @@ def check_supported(rules: Rules, objective: str | None = None) -> None:
     ``entry_scope='roll'``, ``entry_until_made=False`` with an entry threshold,
     ``six_kind_wins``, a bust penalty combined with an entry threshold or without hot dice,
     and Trippn (``trippn=True``) on demand for every objective but ``entry``: its dice states
-    are finite but take about 45 CPU-minutes to enumerate, so its ``turn`` table (bounded by
+    are finite but take about an hour of CPU (and 17 GB) to enumerate, so its ``turn`` table (bounded by
     the exact target only: with sets of 2s, 3s, 4s and 6s working every die scores) is solved
     once by ``benchmarks/trippn_turn.py`` and shipped, without move values; ``race`` and
-    ``duel`` would pass over hundreds of times Progressive's keeps (docs/solver.md).
+    ``duel`` would pass over 18,000 times Progressive's keeps (docs/solver.md).
     """
     bad = []
     if rules.trippn and objective != "entry":
-        bad.append("Trippn mode on demand (its dice states take ~45 CPU-minutes to enumerate: the "
+        bad.append("Trippn mode on demand (its dice states take an hour of CPU and 17 GB to enumerate: the "
                    "turn table of the preset is shipped, solved by benchmarks/trippn_turn.py, without "
-                   "move values; race and duel are hundreds of times Progressive's work; see "
+                   "move values; race and duel are ~38 and ~6,500 CPU-hours; see "
                    "docs/solver.md)")
     if rules.piggyback:
         bad.append("piggyback=True")
