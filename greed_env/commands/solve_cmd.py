@@ -139,6 +139,9 @@ def _solve(args: argparse.Namespace) -> int:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"rules {rules.name} ({rules.fingerprint}), objective {args.objective}")
     print(f"{table.meta.get('headline_label', 'headline')}: {table.headline:.12g}")
+    if args.objective == "turn" and rules.entry_threshold:
+        print(f"(a player already on the board: the come-in threshold of {rules.entry_threshold:,} is not applied; "
+              "--objective entry measures coming in)")
     why = not_converged(table)
     if why:
         print(f"warning: not the converged optimum ({why}); the bots and advise will not use it",
