@@ -24,8 +24,10 @@ batch's arrays to its control block; arrays replaced (a growing table) get a new
 
 from __future__ import annotations
 
+import collections
 import os
 import queue
+import statistics
 import threading
 import time
 from typing import Any
@@ -39,7 +41,8 @@ __all__ = [
     "MIN_ROWS",
     "PROBE_EVERY",
     "PROBE_STEPS",
-    "SMOOTHING",
+    "RECENT",
+    "SHARE_GAIN",
     "RowPool",
     "default_threads",
 ]
@@ -106,7 +109,7 @@ def _after_fork() -> None:
 os.register_at_fork(after_in_child=_after_fork)
 
 
-PROBE_STEPS = 3
+PROBE_STEPS = 6
 """Steps run in the other mode (alone or shared) at each probe; the first is not timed (a
 worker woken, caches refilled)."""
 
@@ -114,8 +117,13 @@ PROBE_EVERY = (64, 1024)
 """Steps between probes: the shortest after a change of mode, doubled each time a probe
 confirms the mode, up to the longest."""
 
-SMOOTHING = 0.25
-"""Weight of a new step time in each mode's running estimate."""
+RECENT = 16
+"""Step times kept per mode; a mode's cost is their median."""
+
+SHARE_GAIN = 0.9
+"""Running alone, a probe must find sharing this much faster (its median step time at most
+this share of running alone) to share again: sharing risks a descheduled worker, running
+alone does not."""
 
 
 class RowPool:
@@ -143,7 +151,10 @@ class RowPool:
         self._serving = 0
         self._pid = os.getpid()
         self._lock = threading.Lock()
-        self._cost: dict[bool, float | None] = {False: None, True: None}
+        self._times: dict[bool, collections.deque[float]] = {
+            False: collections.deque(maxlen=RECENT),
+            True: collections.deque(maxlen=RECENT),
+        }
         self._alone = False
         self._steps = 0
         self._every = PROBE_EVERY[0]
@@ -181,27 +192,51 @@ class RowPool:
             return not best
         return best
 
+    def cost(self, alone: bool) -> float | None:
+        """The median of the recent step times of a mode (None before any)."""
+        times = self._times[alone]
+        return statistics.median(times) if times else None
+
+    def _switch(self, alone: bool) -> None:
+        self._alone = alone
+        self._every = PROBE_EVERY[0]
+        self._steps = 0
+
     def _record(self, alone: bool, seconds: float) -> None:
-        """Fold a step's time into the estimates; at the end of a probe, keep the faster mode."""
+        """Keep a step's time; at the end of a probe, or as soon as sharing is slower than
+        running alone was, choose the mode."""
         first = alone != self._last_mode  # a worker woken, caches refilled: not timed
         self._last_mode = alone
         if alone == self._alone:
             if not first:
-                old = self._cost[alone]
-                self._cost[alone] = seconds if old is None else old + SMOOTHING * (seconds - old)
+                self._times[alone].append(seconds)
+            shared, solo = self.cost(False), self.cost(True)
+            if (
+                not alone
+                and shared is not None
+                and solo is not None
+                and len(self._times[False]) >= RECENT // 2
+                and shared > solo
+            ):
+                self._switch(True)
             return
         self._probe_left -= 1
         if not first:
             self._probe.append(seconds)
         if self._probe_left > 0:
             return
+        probe = statistics.median(self._probe) if self._probe else None
         if self._probe:
-            self._cost[alone] = sum(self._probe) / len(self._probe)
+            self._times[alone].clear()
+            self._times[alone].extend(self._probe)
         self._probe = []
-        mine, other = self._cost[self._alone], self._cost[alone]
-        if mine is not None and other is not None and other < mine:
-            self._alone = alone
-            self._every = PROBE_EVERY[0]
+        mine = self.cost(self._alone)
+        if (
+            probe is not None
+            and mine is not None
+            and (probe < SHARE_GAIN * mine if self._alone else probe < mine)
+        ):
+            self._switch(alone)
         else:
             self._every = min(PROBE_EVERY[1], 2 * self._every)
 
