@@ -252,7 +252,8 @@ def markdown(
 
 def threads_markdown(one: list[dict[str, Any]], many: list[dict[str, Any]]) -> str:
     """One row per preset and objective: the one-thread run's times and peak memory beside the
-    all-thread run's (rows of ``--json`` files; a pair missing from one side is left blank)."""
+    all-thread run's (rows of ``--json`` files; a pair missing from one side is left blank). The
+    wall speed-up is left out where either solve took under 5 s (start-up and noise)."""
     by_many = {(r["preset"], r["objective"]): r for r in many if "error" not in r}
     head = (
         "| preset | objective | headline | work | 1 thread: wall (s) | CPU (s) | peak RSS (MiB) | load "
@@ -285,7 +286,8 @@ def threads_markdown(one: list[dict[str, Any]], many: list[dict[str, Any]]) -> s
 
         ref = a or b
         assert ref is not None
-        speed = f" {a['seconds'] / b['seconds']:.2f}x |" if a and b else " |"
+        timed = a and b and min(a["seconds"], b["seconds"]) >= 5.0
+        speed = f" {a['seconds'] / b['seconds']:.2f}x |" if timed else " |"
         lines.append(
             f"| {r['preset']} | {r['objective']} | {ref['headline']:.6f} | {work(ref.get('meta', {}))} |"
             + cells(a)
