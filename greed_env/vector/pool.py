@@ -106,7 +106,8 @@ def _after_fork() -> None:
     _workers = _Workers()
 
 
-os.register_at_fork(after_in_child=_after_fork)
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 PROBE_STEPS = 6

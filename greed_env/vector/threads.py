@@ -26,6 +26,8 @@ between jobs.
 
 from __future__ import annotations
 
+import sys
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -80,6 +82,9 @@ JOB_RESUME = 2
 JOB_RANDOM = 3
 
 _ROW_MASK = (1 << 32) - 1
+
+_YIELD = "SwitchToThread" if sys.platform == "win32" else "sched_yield"
+"""The C function that yields the processor (POSIX ``sched_yield``, Windows ``SwitchToThread``)."""
 
 
 def _is_int64_vector(arr: types.Type) -> bool:
@@ -136,11 +141,12 @@ def atomic_add(typingctx, arr, idx, val):  # type: ignore[no-untyped-def]
 
 @intrinsic
 def yield_core(typingctx):  # type: ignore[no-untyped-def]
-    """``sched_yield()``: let another thread waiting for this core run first."""
+    """``sched_yield()`` (``SwitchToThread()`` on Windows): let another thread waiting for this
+    core run first."""
 
     def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
         fnty = ir.FunctionType(ir.IntType(32), [])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "sched_yield")
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _YIELD)
         builder.call(fn, [])
         return context.get_dummy_value()
 
@@ -266,6 +272,7 @@ def serve(
     end = _segment_end(ctl, home)
     ran = 0
     since = cycles()
+    polls = 0
     while atomic_load(ctl, CTL_STOP) == 0:
         if (atomic_load(ctl, slot) & _ROW_MASK) < end:
             ran += claim_rows(
@@ -273,9 +280,13 @@ def serve(
                 mask, final_obs, unif01, out,
             )  # fmt: skip
             since = cycles()
-        elif cycles() - since > idle_cycles:
+            polls = 0
+        elif (
+            cycles() - since > idle_cycles or polls > idle_cycles >> 6
+        ):  # a counter that never ticks
             break
         else:
+            polls += 1
             yield_core()
     atomic_add(ctl, CTL_ACTIVE, -1)
     return ran
