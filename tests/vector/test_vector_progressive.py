@@ -144,7 +144,7 @@ def _check_bots(
             assert got[i] == _action_of(catalog, ref[i], bot.act(rules, ref[i], rng)), i
     u = rng.random(game.num_games)
     got = np.empty(game.num_games, dtype=np.int64)
-    K.random_actions(game.S, u, tab, got)
+    K.random_actions(0, game.num_games, game.S, u, tab, got)
     for i in np.flatnonzero(decide):
         moves = legal_moves(rules, ref[i])
         assert got[i] == _action_of(catalog, ref[i], moves[int(u[i] * len(moves))]), i
