@@ -119,7 +119,7 @@ def bots(root: Path, rules: str) -> str:
     have = [t for t in tasks if any(t in {x.task for x in r.results} for r in results.values())]
     heads = {
         f"{rules}/turn-v1": "share of the optimal turn (exact)",
-        f"{rules}/duel-v1": "vs optimal-duel (20,000 games; Progressive 2,000)",
+        f"{rules}/duel-v1": "vs optimal-duel (20,000 games; Progressive and Zilch 2,000)",
         f"{rules}/ffa3-threshold-v1": "3 players vs 2 x threshold-300 (pot share)",
         f"{rules}/pot4-v1": "4 players vs 3 x threshold-1000 (pot share)",
     }
