@@ -31,7 +31,7 @@ enumeration out (their turns reach millions of positions)::
         # trippn/ppo-turn: 1,251.4 points per turn, 28.2% of the optimum, 4.8 CPU-min
 
 The turn stage of the ten_thousand duel recipe (``ppo_duel.py --chain``) is this script with
-``--total-timesteps 2000000`` (99.94% in 5.2 CPU-min); 128 units without entry starts
+``--total-timesteps 2000000`` (99.94%, 5.2 CPU-min on a faster machine); 128 units without entry starts
 (``--net-width 128 --entry-starts 0 --total-timesteps 2000000``) reach 99.81% +- 0.03 over three
 seeds in about 10 CPU-min.
 

@@ -62,6 +62,14 @@ def test_the_readme_lists_every_script(repo_root: Path) -> None:
         assert f"`{name}.py`" in readme, name
 
 
+def test_every_script_has_a_test_that_runs_it(repo_root: Path) -> None:
+    """A script of ``training/`` that no test of this folder names would go stale unnoticed."""
+    here = Path(__file__).name
+    texts = [f.read_text() for f in (repo_root / "tests" / "train").glob("test_*.py") if f.name != here]
+    for name in script_names():
+        assert any(f"def {name}" in text or f"{name}:" in text or f'"{name}"' in text for text in texts), name
+
+
 def test_rules_overrides() -> None:
     assert rules_from_args("farkle", ["entry_threshold=500"]).entry_threshold == 500
     with pytest.raises(RulesError):
