@@ -25,7 +25,15 @@ from greed_env.train.rllib_curve import curve_tasks
 
 @pytest.fixture(scope="module")
 def local_ray() -> object:
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    """A local Ray; started a second time if the first start times out (Ray gives its raylet a
+    fixed 30 s to register, which a machine busy with other jobs can exceed)."""
+    try:
+        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    except Exception as exc:
+        if "timed out during startup" not in str(exc):
+            raise
+        ray.shutdown()
+        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
 

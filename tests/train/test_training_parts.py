@@ -4,6 +4,7 @@ the scripts, imports, features, policies, warm starts, self-play."""
 from __future__ import annotations
 
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -101,12 +102,16 @@ def test_the_command_line_imports_neither_torch_nor_a_script_until_one_runs() ->
     assert out.stdout.strip() == "False False"
 
 
-def test_a_script_runs_as_a_file_of_the_checkout(repo_root: Path) -> None:
-    helped = subprocess.run(
-        [sys.executable, str(repo_root / "training" / "ppo_turn.py"), "--help"],
-        capture_output=True, text=True, check=True, cwd=repo_root,
-    )  # fmt: skip
-    assert "--entry-starts" in helped.stdout and "--resume" in helped.stdout and "--export" in helped.stdout
+def test_a_script_runs_as_a_file_of_the_checkout(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python training/ppo_turn.py --help``, in this process (torch is imported already)."""
+    monkeypatch.setattr(sys, "argv", ["ppo_turn.py", "--help"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(repo_root / "training" / "ppo_turn.py"), run_name="__main__")
+    assert stop.value.code == 0
+    helped = capsys.readouterr().out
+    assert "--entry-starts" in helped and "--resume" in helped and "--export" in helped
 
 
 def test_greed_train_lists_the_scripts_and_their_old_names(capsys: pytest.CaptureFixture[str]) -> None:
