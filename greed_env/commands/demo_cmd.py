@@ -143,12 +143,12 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
     _section(f"3. Training MaskablePPO on greed_env/Solitaire-v0 ({args.steps:,} steps)")
-    from greed_env.train.solo import Args as SoloArgs
-    from greed_env.train.solo import main as train_solo
+    from greed_env.train.scripts import load_script
 
-    train_args = SoloArgs(
+    ppo_turn = load_script("ppo_turn")  # training/ppo_turn.py, with the demo's small settings
+    train_args = ppo_turn.Args(
         rules=rules.name,
-        objective="turn",
+        num_envs=2, vector="subproc", num_steps=512, minibatch_size=256, net_width=128, entry_starts=0.0,
         seed=args.seed,
         total_timesteps=args.steps,
         exp_name="demo",
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty(),
     )
     t0 = time.perf_counter()
-    run_dir = Path(train_solo(train_args))
+    run_dir = Path(ppo_turn.main(train_args))
     print(f"  trained in {time.perf_counter() - t0:.0f} s; run written to {run_dir}")
 
     _section(f"4. Evaluation against the solver ({args.eval_turns:,} turns each, seeded)")
@@ -231,4 +231,4 @@ def _duel_section(rules: Any, model: Path, games: int, seed: int) -> None:
         f"against optimal-duel (an equal player: 50%)  ({time.perf_counter() - t0:.0f} s, "
         "the optimal bot played in numba)"
     )
-    print("  it never learned the score: to play whole games, `greed train duel` (docs/results.md)")
+    print("  it never learned the score: to play whole games, `greed train ppo_duel` (docs/results.md)")

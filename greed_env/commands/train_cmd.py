@@ -1,19 +1,19 @@
-"""``greed train solo|duel|selfplay`` (PPO training), ``greed train rllib`` (Ray RLlib self-play,
-:mod:`greed_env.train.rllib_selfplay`), ``greed train soup`` (average the weights of runs fine-tuned
-from one model, :mod:`greed_env.train.soup`), ``greed train recipe NAME`` (the seeds of a
-published recipe, :mod:`greed_env.train.recipes`) and ``greed eval`` (evaluate any bot).
+"""``greed train NAME`` (run the training script ``training/NAME.py``), ``greed train soup``
+(average the weights of runs fine-tuned from one model, :mod:`greed_env.train.soup`) and
+``greed eval`` (evaluate any bot).
 
-The training options are generated from each script's argument dataclass
-(:mod:`greed_env.train.solo`, :mod:`~greed_env.train.duel`, :mod:`~greed_env.train.selfplay`,
-:mod:`greed_env.train.rllib_selfplay`); rules overrides are ``--set FIELD=VALUE`` as in every command.
-torch is imported only when a command runs. User errors (missing or corrupt model file, rules
-mismatch, unknown bot, existing run directory) exit with status 2 and a message on stderr.
+Every file ``training/NAME.py`` with a dataclass ``Args`` and a ``main(args)`` is a script of
+``greed train`` (:mod:`greed_env.train.scripts` finds them; nothing registers them); its options
+are generated from ``Args`` when it runs, so ``greed --help`` imports no script. The old names
+``solo``, ``duel``, ``selfplay`` and ``rllib`` are aliases of ``ppo_turn``, ``ppo_duel``,
+``ppo_selfplay`` and ``rllib_selfplay``. User errors (missing or corrupt model file, rules
+mismatch, unknown bot, existing run directory, a refused setting) exit with status 2 and one line
+on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import shlex
 import sys
@@ -31,12 +31,8 @@ from greed_env.commands.argtypes import (
 
 __all__ = ["register"]
 
-_TRAIN_SCRIPTS = {
-    "solo": ("greed_env.train.solo", "Solitaire-v0: one turn or a race to the target"),
-    "duel": ("greed_env.train.duel", "Duel-v0: a whole game against an opponent bot"),
-    "selfplay": ("greed_env.train.selfplay", "2-8 players against a pool of past snapshots"),
-    "rllib": ("greed_env.train.rllib_selfplay", "Ray RLlib self-play, exported to an ONNX bot (the ray extra)"),
-}
+SCRIPT_ALIASES = {"solo": "ppo_turn", "duel": "ppo_duel", "selfplay": "ppo_selfplay", "rllib": "rllib_selfplay"}
+"""Old ``greed train`` names, kept as aliases of the scripts that replaced them."""
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -54,27 +50,47 @@ def _fail(exc: BaseException, command: str = "eval") -> int:
     return 2
 
 
-def _run_train(ns: argparse.Namespace) -> int:
-    from greed_env.train.args import namespace_to
+def _run_script(ns: argparse.Namespace) -> int:
+    """Parse the script's own options from ``ns.script_args`` and run its ``main``."""
+    from greed_env.train.args import add_dataclass_arguments, namespace_to
+    from greed_env.train.scripts import load_script
 
-    module = importlib.import_module(_TRAIN_SCRIPTS[ns.script][0])
+    command = f"train {ns.script}"
     try:
-        args = namespace_to(module.Args, ns)
+        module = load_script(ns.script)
+    except ImportError as exc:  # the train extra is missing
+        return _fail(Exception(f"{exc} (training needs pip install 'greed-env[train]')"), command)
+    stub: argparse.ArgumentParser = ns.stub
+    parser = type(stub)(
+        prog=stub.prog, description=module.__doc__, epilog=stub.epilog, formatter_class=stub.formatter_class
+    )
+    add_dataclass_arguments(parser, module.Args)
+    args = namespace_to(module.Args, parser.parse_args(ns.script_args))
+    try:
         module.main(args)
-    except (*_user_errors(), ValueError) as exc:
-        return _fail(exc, f"train {ns.script}")
-    except SystemExit as exc:
-        if isinstance(exc.code, str):  # a script's own check of its flags
-            return _fail(Exception(exc.code), f"train {ns.script}")
-        raise
+    except (*_user_errors(), ValueError, LookupError) as exc:
+        return _fail(exc, command)
     return 0
 
 
-def _run_recipe(ns: argparse.Namespace) -> int:
-    from greed_env.train.recipes import RECIPES
+def script_examples() -> dict[str, str]:
+    """``{"train NAME": example}`` for every training script (and alias): the first line of its
+    docstring that runs it with ``greed train NAME``, else ``greed train NAME``."""
+    from greed_env.train.scripts import ScriptError, script_docstring, script_names
 
-    module = importlib.import_module(RECIPES[ns.recipe][0])
-    return int(module.main(list(ns.recipe_args), prog=f"greed train recipe {ns.recipe}"))
+    out: dict[str, str] = {}
+    try:
+        names = script_names()
+    except ScriptError:  # an install without the scripts: no train NAME sub-commands
+        return out
+    for name in names:
+        lines = [line.strip() for line in script_docstring(name).splitlines()]
+        example = next((line for line in lines if line.startswith(f"greed train {name} ")), f"greed train {name}")
+        out[f"train {name}"] = example.split("  #")[0].rstrip(" \\")
+    for alias, name in SCRIPT_ALIASES.items():
+        if f"train {name}" in out:
+            out[f"train {alias}"] = out[f"train {name}"]
+    return out
 
 
 def _run_soup(ns: argparse.Namespace) -> int:
@@ -193,45 +209,42 @@ def _print_summary(result: Any, report: str | None) -> None:
 
 
 def register(subparsers: Any) -> None:
-    """Add ``train`` (with ``solo``, ``duel``, ``selfplay``, ``soup``) and ``eval`` to the CLI."""
-    from greed_env.train.args import add_dataclass_arguments
+    """Add ``train`` (one sub-command per training script, and ``soup``) and ``eval`` to the CLI."""
+    from greed_env.train import soup
+    from greed_env.train.scripts import ScriptError, script_docstring, script_names
 
     train = subparsers.add_parser(
         "train",
-        help="train a PPO agent (solo, duel, selfplay, rllib), average runs (soup) or run a recipe",
-        description="Train MaskablePPO agents; every run writes TensorBoard logs, evaluations "
-        "against the exact solver, checkpoints (--resume) and a model with its JSON card.",
+        help="run a training script (training/NAME.py) or average runs (soup)",
+        description="Run a training script: one readable file per recipe in training/ (MaskablePPO "
+        "or RLlib), each writing a run folder with TensorBoard logs, evaluations against the exact "
+        "solver, checkpoints (--resume) and a model with its JSON card. `greed train NAME --help` "
+        "lists a script's options.",
     )
     scripts = train.add_subparsers(dest="script", metavar="SCRIPT")
-    for name, (module_name, help_text) in _TRAIN_SCRIPTS.items():
-        module = importlib.import_module(module_name)
+    try:
+        names = script_names()
+    except ScriptError:
+        names = []
+    aliases: dict[str, list[str]] = {}
+    for alias, name in SCRIPT_ALIASES.items():
+        aliases.setdefault(name, []).append(alias)
+    for name in names:
+        doc = script_docstring(name)
         sub = scripts.add_parser(
             name,
-            help=help_text,
-            description=module.Args.__doc__,
-            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+            aliases=aliases.get(name, []),
+            help=doc.split("\n\n")[0].replace("\n", " "),
+            description=doc,
+            add_help=False,  # every option, --help included, goes to the script's own parser
+            prefix_chars="+",
         )
-        add_dataclass_arguments(sub, module.Args)
-        sub.set_defaults(func=_run_train, script=name)
-    from greed_env.train import soup
+        sub.add_argument("script_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        sub.set_defaults(func=_run_script, script=name, stub=sub)
 
     sub = scripts.add_parser("soup", help="average the weights of runs fine-tuned from one model", description=soup.DESCRIPTION)
     soup.add_arguments(sub)
     sub.set_defaults(func=_run_soup)
-    from greed_env.train.recipes import RECIPES
-
-    sub = scripts.add_parser(
-        "recipe",
-        help="train the seeds of a published recipe (docs/results.md) and print their table",
-        description="Run a recipe behind docs/results.md. `greed train recipe NAME --help` lists its "
-        "options; arguments after -- go to its greed train runs.",
-    )
-    names = sub.add_subparsers(dest="recipe", metavar="NAME")
-    for name, (_, text) in RECIPES.items():
-        one = names.add_parser(name, help=text, add_help=False, prefix_chars="+")  # all to the recipe
-        one.add_argument("recipe_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-        one.set_defaults(func=_run_recipe)
-    sub.set_defaults(func=lambda ns: sub.print_help() or 0)
     train.set_defaults(func=lambda ns: train.print_help() or 0)
 
     ev = subparsers.add_parser(

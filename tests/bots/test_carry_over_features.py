@@ -155,8 +155,10 @@ def test_lean_masking_policy_learns_and_saves(tmp_path: object) -> None:
 
 def test_no_set_readings_leaves_the_working_sets_out_of_a_run() -> None:
     pytest.importorskip("sb3_contrib")
-    from greed_env.train.loop import policy_kwargs
-    from greed_env.train.solo import Args
+    from greed_env.train.policy import policy_kwargs
+    from greed_env.train.scripts import load_script
+
+    Args = load_script("ppo_turn").Args
 
     rules = preset("progressive")
     on = policy_kwargs(Args(rules="progressive"), rules)["features_extractor_kwargs"]["config"]

@@ -320,7 +320,9 @@ def _checkpointed_run(folder: Path, steps: tuple[int, ...]) -> Path:
 def test_resume_takes_the_newest_run_with_a_checkpoint(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
     from greed_env.train.runs import prepare_run
-    from greed_env.train.solo import Args
+    from greed_env.train.scripts import load_script
+
+    Args = load_script("ppo_turn").Args
 
     good = _checkpointed_run(tmp_path / "ten_thousand__turn__ppo__1__100", (128,))
     failed = tmp_path / "ten_thousand__turn__ppo__1__200"
