@@ -89,7 +89,8 @@ def check_vector_supported(rules: Rules) -> None:
     face (``working_set_claims``: the option rows come from ``keep_options``): Progressive,
     whose 204 dice states are tabled ahead, and Trippn, whose dice states never close and whose
     rows are built on demand. Not modelled: carry-over without hot dice, ``piggyback`` (and so
-    ``piggyback_counts_for_entry``), ``tie_rule='first_finisher'``.
+    ``piggyback_counts_for_entry``), ``tie_rule='first_finisher'``, and Trippn under
+    ``working_set_claims=False`` (no action catalog keys its keeps).
     """
     bad = []
     if rules.carry_over and not rules.hot_dice:
@@ -98,6 +99,8 @@ def check_vector_supported(rules: Rules) -> None:
         bad.append("piggyback=True")
     if rules.tie_rule == "first_finisher":
         bad.append("tie_rule='first_finisher'")
+    if rules.trippn and not rules.working_set_claims:
+        bad.append("working_set_claims=False with trippn=True (its action catalog cannot key the keeps)")
     if rules.num_dice > MAX_VECTOR_DICE:
         bad.append(f"num_dice={rules.num_dice} (at most {MAX_VECTOR_DICE})")
     if bad:
