@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from greed_env.rules.config import Rules
-from greed_env.solver import kernels
+from greed_env.solver import kernels, progress
 from greed_env.solver.model import SolverError, check_supported, needs_full_tables, roll_tables
 from greed_env.solver.objectives import DEFAULT_TOL, cap_eps, final_round_caps, reroll_mode
 from greed_env.solver.progress import counter
@@ -325,9 +325,13 @@ def _solve_no_target(rules: Rules, tol: float) -> SolverTable:
     reroll = reroll_mode(rules)
     span = -(-FIRST_SPAN_POINTS // unit)
     while True:
+        # the exit pass and the value pass cost the same at one window
+        progress.plan((f"window of {span * unit:,} points of lead: the chance of leaving it", 1.0),
+                      ("win probabilities", 1.0))
         ex = no_target_solve(turns, span, thr, mb, True, tb.kernel_tables(0.0), reroll, counter())
         bound = float(ex[turns, e0, e0, span])
         if bound <= tol:
+            progress.advance()
             break
         if span * unit >= 200 * FIRST_SPAN_POINTS:
             raise SolverError(
