@@ -18,7 +18,8 @@ Two readings exist:
   2. a die whose face has a *working set* (made earlier this turn or earlier in this keep) is
      *held* for it: it scores the set's value again when the keep ends, unless a large straight
      takes it first ("A complete 1-6 inside one selection is always a large straight, whatever
-     order you tap it in");
+     order you tap it in"); under ``working_set_claims=False`` a small straight or three pairs
+     that it completes as it is tapped (with the pending and the held dice) takes it too;
   3. any other die joins the *pending* dice, and what it completes locks at once: a set at its
      third die, a large straight when the pending and held dice show every face, a small
      straight when the pending dice hold one, three pairs when a third face has two;
