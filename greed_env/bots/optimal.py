@@ -52,6 +52,7 @@ def unavailable_reason(rules: Rules, objective: str) -> str:
         return f"the solver has no objective {objective!r} (it has {', '.join(objectives())})"
     try:
         check_supported(rules)
+        check_supported(rules, objective)
     except ValueError as exc:
         return str(exc)
     if objective == "duel" and not rules.min_players <= 2 <= rules.max_players:
