@@ -159,14 +159,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from greed_env.solver.interrupts import EXIT_STATUS, acknowledge, handling
     from greed_env.solver.progress import reporting
 
+    # Ctrl-C: one line and status 130, even inside a compiled solve (the watcher of
+    # greed_env.solver.interrupts ends a process whose main thread cannot take it)
     try:
-        with reporting(sys.stderr):  # a table solved on demand draws its progress there
+        with handling("interrupted", sys.stderr), reporting(sys.stderr):
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
+        acknowledge()
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_STATUS
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

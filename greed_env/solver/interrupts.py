@@ -1,0 +1,215 @@
+"""Ctrl-C during long compiled work: noticed within seconds, ended with status 130.
+
+A compiled solver kernel (numba, ``nogil``) runs a whole solve without returning to Python, and
+Python runs its SIGINT handler only in the main thread between bytecodes: left alone, Ctrl-C
+waits for the kernel to end (minutes, hours for a big table), and a ``KeyboardInterrupt`` raised
+inside one of numba's compiler callbacks is printed as "Exception ignored" and lost.
+
+:func:`handling` (the ``greed`` command wraps every sub-command in it) adds two things:
+
+* a *watcher*: the C-level signal handler writes to a wakeup pipe
+  (:func:`signal.set_wakeup_fd`), so a thread of ours sees the interrupt even while the main
+  thread is inside compiled code. The main thread has ``grace`` seconds to take it (its Python
+  code raises ``KeyboardInterrupt``) and ``settle`` more to reach the command's handler
+  (:func:`acknowledge`); otherwise (stuck in a compiled pass, or the exception swallowed by a
+  callback) the watcher ends the process itself: it removes the temporary files of atomic
+  writes in progress (:func:`greed_env.files.discard_pending`), ends worker processes, prints
+  the message and exits with status 130. Nothing is half-written: every file the package
+  writes appears by a rename, or not at all.
+* *deferred* regions (:func:`deferred`; :func:`greed_env.solver.solve` runs in one): there the
+  handler only records the interrupt and the code raises ``KeyboardInterrupt`` at its next
+  safe point (:func:`check`: between the stages of a solve, at the end of the region), so an
+  exception never starts inside numba's own C code (where it is lost, or worse), and the
+  watcher ends a region that reaches no safe point within ``grace`` seconds.
+
+Outside :func:`handling` nothing changes: Python's own handler raises ``KeyboardInterrupt`` as
+usual, :func:`check` raises only after an interrupt recorded by :func:`handling`. A process
+started with SIGINT ignored (a background job of a script) keeps ignoring it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from types import FrameType
+from typing import TextIO
+
+from greed_env.files import discard_pending
+
+__all__ = ["EXIT_STATUS", "GRACE_S", "SETTLE_S", "acknowledge", "check", "deferred", "handling", "requested"]
+
+GRACE_S = 3.0
+"""Seconds the main thread has to take an interrupt (raise it) before the watcher ends the
+process."""
+
+SETTLE_S = 10.0
+"""Seconds more for the raised interrupt to reach the command's handler (:func:`acknowledge`):
+the ``finally`` blocks on the way (worker pools, progress bars) run in this time."""
+
+EXIT_STATUS = 130
+"""128 + SIGINT, what a shell reports for a command ended by Ctrl-C."""
+
+
+class _State:
+    """The interrupt of this process: recorded, taken by the main thread, deferred regions."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self.raised = threading.Event()
+        self.acknowledged = threading.Event()
+        self.defer = 0
+        self.active = False
+        self.message = "interrupted"
+        self.stream: TextIO | None = None
+        self.grace = GRACE_S
+        self.settle = SETTLE_S
+
+
+_STATE = _State()
+
+
+def requested() -> bool:
+    """Whether an interrupt has been recorded by :func:`handling` and not yet cleared."""
+    return _STATE.requested.is_set()
+
+
+def acknowledge() -> None:
+    """The command's handler has caught the interrupt (it prints its line, saves what it must
+    and returns 130): the watcher no longer ends the process by itself."""
+    _STATE.acknowledged.set()
+
+
+def check() -> None:
+    """A safe point: raise ``KeyboardInterrupt`` when an interrupt has been recorded.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C was pressed under :func:`handling`.
+    """
+    if _STATE.requested.is_set():
+        _STATE.raised.set()
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Within the block, an interrupt is only recorded; :func:`check` raises it at the next safe
+    point, and leaving the block is one. Regions nest; outside :func:`handling` this is a no-op
+    besides the final :func:`check`."""
+    _STATE.defer += 1
+    try:
+        yield
+    finally:
+        _STATE.defer -= 1
+    check()
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    _STATE.requested.set()
+    if _STATE.defer > 0:
+        return
+    _STATE.raised.set()
+    raise KeyboardInterrupt
+
+
+def _end_now() -> None:
+    """End the process at once: the main thread is stuck in compiled code."""
+    discard_pending()
+    stream = _STATE.stream or sys.stderr
+    try:
+        if stream.isatty():
+            stream.write("\r\033[K")  # a progress bar drawn in place
+        stream.write(f"{_STATE.message}\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+    mp = sys.modules.get("multiprocessing")
+    if mp is not None:
+        for child in mp.active_children():
+            with contextlib.suppress(Exception):
+                child.terminate()
+    os._exit(EXIT_STATUS)
+
+
+_STOP = b"\0"  # not a signal number: :func:`handling` ends its watcher with it
+
+
+def _watch(read_fd: int) -> None:
+    try:
+        while True:
+            data = os.read(read_fd, 64)
+            if not data or _STOP in data:
+                return
+            if signal.SIGINT in data and _STATE.active:
+                _take_or_end()
+    except OSError:
+        return
+    finally:
+        os.close(read_fd)
+
+
+def _take_or_end() -> None:
+    _STATE.requested.set()
+    taken = _STATE.raised.wait(_STATE.grace) and _STATE.acknowledged.wait(_STATE.settle)
+    if not taken and _STATE.active:
+        _end_now()
+
+
+def _forget_in_child() -> None:
+    """A forked child does not share the parent's watcher (its thread is not copied)."""
+    _STATE.active = False
+    with contextlib.suppress(ValueError, OSError):
+        signal.set_wakeup_fd(-1)
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
+@contextlib.contextmanager
+def handling(
+    message: str = "interrupted", stream: TextIO | None = None, grace: float = GRACE_S, settle: float = SETTLE_S
+) -> Iterator[None]:
+    """Within the block, Ctrl-C is noticed even inside compiled code (see the module docstring).
+
+    ``message`` is the line the watcher prints on ``stream`` (default standard error) when it
+    ends the process itself; the caller prints its own on ``KeyboardInterrupt``. Only the main
+    thread may install it; elsewhere, or where SIGINT is ignored, the block runs unchanged.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        or _STATE.active
+    ):
+        yield
+        return
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    previous_handler = signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except ValueError:
+        signal.signal(signal.SIGINT, previous_handler)
+        os.close(read_fd)
+        os.close(write_fd)
+        yield
+        return
+    for event in (_STATE.requested, _STATE.raised, _STATE.acknowledged):
+        event.clear()
+    _STATE.defer = 0
+    _STATE.message, _STATE.stream, _STATE.grace, _STATE.settle = message, stream, grace, settle
+    _STATE.active = True
+    watcher = threading.Thread(target=_watch, args=(read_fd,), name="greed-interrupts", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        _STATE.active = False
+        _STATE.requested.clear()  # a later library call in this process starts afresh
+        signal.set_wakeup_fd(previous_fd)
+        signal.signal(signal.SIGINT, previous_handler)
+        with contextlib.suppress(OSError):
+            os.write(write_fd, _STOP)
+        os.close(write_fd)
