@@ -22,13 +22,14 @@ from greed_env.commands import (
     benchmark_cmd,
     bots_cmd,
     demo_cmd,
+    eval_cmd,
     play_cmd,
     rules_cmd,
     solve_cmd,
     train_cmd,
 )
 
-COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, bots_cmd, demo_cmd, benchmark_cmd)
+COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, eval_cmd, bots_cmd, demo_cmd, benchmark_cmd)
 """Each command module adds its sub-commands with ``register(subparsers)``."""
 
 
@@ -48,7 +49,7 @@ EXAMPLES: dict[str, str] = {
     "train recipe": "greed train recipe turn --seeds 1 2 3 --jobs 3",
     "train recipe turn": "greed train recipe turn --rules ten_thousand --seeds 1 2 3 --jobs 3",
     "train recipe duel": "greed train recipe duel --seeds 1 2 3 --jobs 3 -- --ent-coef 0.001",
-    "eval": "greed eval threshold:300 --rules ten_thousand --episodes 5000",
+    "eval": "greed eval optimal-turn --rules farkle --set min_bank=350 --episodes 5000",
     "bots": "greed bots --rules ten_thousand",
     "export": "greed export runs/solo/model.zip --name my-bot --out bots/",
     "tournament": "greed tournament --rules ten_thousand --bots random,threshold-300,optimal-turn --games 2000",
