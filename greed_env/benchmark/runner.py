@@ -26,7 +26,7 @@ from greed_env import __version__
 from greed_env.benchmark.tasks import Task
 from greed_env.bots import load
 from greed_env.bots.cards import CARD_FORMAT
-from greed_env.bots.loader import spec_card, spec_rules
+from greed_env.bots.loader import check_seats, spec_card, spec_rules
 from greed_env.bots.play import play_game
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament
@@ -198,6 +198,7 @@ def _field_chunk(args: tuple[int, int, int]) -> tuple[int, np.ndarray]:
 
 
 def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+    check_seats(load_field_bot(bot, rules), task.seats, bot)  # a two-player bot: refused before the games
     chunks = [(a, min(a + _CHUNK, task.games), task.seed) for a in range(0, task.games, _CHUNK)]
     init = (rules.to_dict(), bot, list(task.field))
     parts: dict[int, np.ndarray] = {}

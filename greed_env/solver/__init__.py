@@ -217,6 +217,13 @@ def solve_command(rules: Rules, objective: str, key: dict[str, Any] | None = Non
     return " ".join(words)
 
 
+def _recovery(path: Any, rules: Rules, objective: str, key: dict[str, Any]) -> str:
+    """How to get a usable table in place of the unusable file ``path``."""
+    if path.parent == package_table_dir():
+        return "the installed package is damaged: reinstall greed-env (pip install --force-reinstall greed-env)"
+    return f"delete it (rm {path}) and run `{solve_command(rules, objective, key)}` to solve it again"
+
+
 def load_table(
     rules: Rules | str,
     objective: str,
@@ -234,15 +241,19 @@ def load_table(
 
     Raises:
         TableError: a file exists but is corrupt, for other rules or options, or not
-            converged (never silently replaced), or no table exists and ``solve_if_missing``
-            is False.
+            converged (never silently replaced; the message says which file to delete and the
+            ``greed solve`` command that writes it again), or no table exists and
+            ``solve_if_missing`` is False.
         SolverError: an option out of range, or rules the solver does not model.
     """
     rules = resolve_rules(rules)
     key = options_key(opts)
     for path in table_paths(rules, objective, **opts):
         if path.exists():
-            table = SolverTable.load(path, rules, objective)
+            try:
+                table = SolverTable.load(path, rules, objective)
+            except TableError as exc:
+                raise TableError(f"{exc}; {_recovery(path, rules, objective, key)}") from None
             stored = table.meta.get("solve_options") or {}
             if stored != key:
                 raise TableError(

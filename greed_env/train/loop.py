@@ -175,9 +175,9 @@ def run_training(
     try:
         return _train(args, script, rules, objective, env_fns, evaluate_policy, final_evaluate, card_extra,
                       extra_state, restore_extra, on_iteration, wrap_venv, session_start, run_dir, resumed)
-    except Exception:
+    except BaseException:  # an error or Ctrl-C
         if resumed is None and not (run_dir / "checkpoints" / "latest.json").is_file():
-            shutil.rmtree(run_dir, ignore_errors=True)  # failed before its first checkpoint
+            shutil.rmtree(run_dir, ignore_errors=True)  # stopped before its first checkpoint
         raise
 
 
