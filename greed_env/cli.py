@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    from greed_env.solver.interrupts import EXIT_STATUS, acknowledge, handling
+    from greed_env.solver.interrupts import EXIT_STATUS, acknowledge, handling, report
     from greed_env.solver.progress import reporting
 
     # Ctrl-C: one line and status 130, even inside a compiled solve (the watcher of
@@ -170,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
         acknowledge()
-        print("interrupted", file=sys.stderr)
+        report("interrupted", sys.stderr)
         return EXIT_STATUS
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)

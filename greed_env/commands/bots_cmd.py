@@ -141,6 +141,7 @@ def _export(args: argparse.Namespace) -> int:
             evaluate_opponents=opponents,
             workers=args.workers,
             notes=args.notes,
+            log=lambda line: print(f"greed export: {line}", file=sys.stderr, flush=True),
         )
     except (BotLoadError, ValueError, LookupError) as exc:
         return _fail("export", str(exc))

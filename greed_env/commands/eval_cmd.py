@@ -57,7 +57,7 @@ def _run_eval(ns: argparse.Namespace) -> int:
         run_dirs = [Path(d) for d in ns.run_dir or []]
         if not run_dirs and card is not None and (bot_path.parent / "eval.csv").is_file():
             run_dirs = [bot_path.parent]
-        bar = _progress_bar(ns, objective)
+        bar = _progress_bar(ns, objective, f"greed eval: {ns.bot} on {rules.name}, objective {objective}")
         try:
             result = evaluate(
                 ns.bot,
@@ -105,17 +105,19 @@ def _objective_from_card(card: dict[str, Any] | None) -> str | None:
 
 
 class _Bar:
-    """A tqdm bar drawn from the first progress report on, so a run refused before any
-    episode leaves stderr to its one-line error."""
+    """The plan line and a tqdm bar, drawn from the first progress report on (the episodes
+    start), so a run refused before any episode leaves stderr to its one-line error."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, plan: str) -> None:
         self.total = total
+        self.plan = plan
         self.bar: Any = None
 
     def update_to(self, done: int) -> None:
         if self.bar is None:
             from tqdm.auto import tqdm
 
+            print(f"{self.plan}, {self.total:,} episodes ...", file=sys.stderr, flush=True)
             self.bar = tqdm(total=self.total, unit="episode", unit_scale=True, dynamic_ncols=True)
         self.bar.update(done - self.bar.n)
 
@@ -124,13 +126,13 @@ class _Bar:
             self.bar.close()
 
 
-def _progress_bar(ns: argparse.Namespace, objective: str) -> _Bar | None:
+def _progress_bar(ns: argparse.Namespace, objective: str, plan: str) -> _Bar | None:
     if not ns.progress:
         return None
     from greed_env.evaluation import default_duel_games
 
     total = ns.episodes or (default_duel_games() if objective == "duel" else 20_000)
-    return _Bar(total)
+    return _Bar(total, plan)
 
 
 def _print_summary(result: Any, report: str | None) -> None:

@@ -254,7 +254,8 @@ def evaluate(
         opponent: the duel opponent (default ``optimal``).
         num_players: duel seats (the bot in one, the opponent in the others).
         batch: episodes played in lock-step per process (policies act on a whole batch).
-        progress: called with the number of finished episodes after each finished chunk.
+        progress: called with 0 when the episodes start (every check passed), then with the
+            number of finished episodes after each finished chunk.
         exact: ``turn`` only: also compute the bot's exact expected turn score by enumerating
             every roll it can meet (:func:`greed_env.policy_value.turn_value`; the bot must be
             deterministic; seconds to a minute of CPU).
@@ -320,6 +321,8 @@ def evaluate(
     ]
     chunks: list[_Chunk] = []
     done = 0
+    if progress:
+        progress(0)  # the bots are loaded and the yardstick known: the episodes start
     if workers == 1:
         for job in jobs:
             chunks.append(_run_chunk(job))

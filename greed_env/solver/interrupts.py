@@ -40,7 +40,9 @@ from typing import TextIO
 
 from greed_env.files import discard_pending
 
-__all__ = ["EXIT_STATUS", "GRACE_S", "SETTLE_S", "acknowledge", "check", "deferred", "handling", "requested"]
+__all__ = [
+    "EXIT_STATUS", "GRACE_S", "SETTLE_S", "acknowledge", "check", "deferred", "handling", "report", "requested",
+]
 
 GRACE_S = 3.0
 """Seconds the main thread has to take an interrupt (raise it) before the watcher ends the
@@ -54,33 +56,37 @@ EXIT_STATUS = 130
 """128 + SIGINT, what a shell reports for a command ended by Ctrl-C."""
 
 
-class _State:
-    """The interrupt of this process: recorded, taken by the main thread, deferred regions."""
+class _Session:
+    """One :func:`handling` block: the interrupt recorded, raised in the main thread and
+    acknowledged by the command, its deferred regions, and how the watcher reports."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, active: bool = False, message: str = "interrupted", stream: TextIO | None = None,
+        grace: float = GRACE_S, settle: float = SETTLE_S,
+    ) -> None:
         self.requested = threading.Event()
         self.raised = threading.Event()
         self.acknowledged = threading.Event()
         self.defer = 0
-        self.active = False
-        self.message = "interrupted"
-        self.stream: TextIO | None = None
-        self.grace = GRACE_S
-        self.settle = SETTLE_S
+        self.active = active
+        self.message = message
+        self.stream = stream
+        self.grace = grace
+        self.settle = settle
 
 
-_STATE = _State()
+_SESSION = _Session()  # outside handling(): nothing is ever recorded
 
 
 def requested() -> bool:
-    """Whether an interrupt has been recorded by :func:`handling` and not yet cleared."""
-    return _STATE.requested.is_set()
+    """Whether an interrupt has been recorded in the running :func:`handling` block."""
+    return _SESSION.requested.is_set()
 
 
 def acknowledge() -> None:
     """The command's handler has caught the interrupt (it prints its line, saves what it must
     and returns 130): the watcher no longer ends the process by itself."""
-    _STATE.acknowledged.set()
+    _SESSION.acknowledged.set()
 
 
 def check() -> None:
@@ -89,8 +95,9 @@ def check() -> None:
     Raises:
         KeyboardInterrupt: Ctrl-C was pressed under :func:`handling`.
     """
-    if _STATE.requested.is_set():
-        _STATE.raised.set()
+    session = _SESSION
+    if session.requested.is_set():
+        session.raised.set()
         raise KeyboardInterrupt
 
 
@@ -99,33 +106,47 @@ def deferred() -> Iterator[None]:
     """Within the block, an interrupt is only recorded; :func:`check` raises it at the next safe
     point, and leaving the block is one. Regions nest; outside :func:`handling` this is a no-op
     besides the final :func:`check`."""
-    _STATE.defer += 1
+    session = _SESSION
+    session.defer += 1
     try:
         yield
     finally:
-        _STATE.defer -= 1
+        session.defer -= 1
     check()
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    _STATE.requested.set()
-    if _STATE.defer > 0:
+    session = _SESSION
+    session.requested.set()
+    if session.defer > 0:
         return
-    _STATE.raised.set()
+    session.raised.set()
     raise KeyboardInterrupt
 
 
-def _end_now() -> None:
-    """End the process at once: the main thread is stuck in compiled code."""
-    discard_pending()
-    stream = _STATE.stream or sys.stderr
+def report(message: str = "interrupted", stream: TextIO | None = None) -> None:
+    """Write ``message`` as a line of its own on ``stream`` (default standard error): the
+    progress bars still open (tqdm) are closed first, so none is drawn again after it, and a
+    bar drawn in place on a terminal is cleared."""
+    tqdm_module = sys.modules.get("tqdm")
+    if tqdm_module is not None:
+        for bar in list(getattr(tqdm_module.tqdm, "_instances", ())):
+            with contextlib.suppress(Exception):
+                bar.close()
+    out = stream or sys.stderr
     try:
-        if stream.isatty():
-            stream.write("\r\033[K")  # a progress bar drawn in place
-        stream.write(f"{_STATE.message}\n")
-        stream.flush()
+        if out.isatty():
+            out.write("\r\033[K")
+        out.write(f"{message}\n")
+        out.flush()
     except (OSError, ValueError):
         pass
+
+
+def _end_now(session: _Session) -> None:
+    """End the process at once: its main thread did not take the interrupt in time."""
+    discard_pending()
+    report(session.message, session.stream)
     mp = sys.modules.get("multiprocessing")
     if mp is not None:
         for child in mp.active_children():
@@ -137,30 +158,27 @@ def _end_now() -> None:
 _STOP = b"\0"  # not a signal number: :func:`handling` ends its watcher with it
 
 
-def _watch(read_fd: int) -> None:
+def _watch(read_fd: int, session: _Session) -> None:
     try:
         while True:
             data = os.read(read_fd, 64)
-            if not data or _STOP in data:
+            if not data or _STOP in data or not session.active:
                 return
-            if signal.SIGINT in data and _STATE.active:
-                _take_or_end()
+            if signal.SIGINT in data:
+                session.requested.set()
+                taken = session.raised.wait(session.grace) and session.acknowledged.wait(session.settle)
+                if not taken and session.active:
+                    _end_now(session)
     except OSError:
         return
     finally:
         os.close(read_fd)
 
 
-def _take_or_end() -> None:
-    _STATE.requested.set()
-    taken = _STATE.raised.wait(_STATE.grace) and _STATE.acknowledged.wait(_STATE.settle)
-    if not taken and _STATE.active:
-        _end_now()
-
-
 def _forget_in_child() -> None:
     """A forked child does not share the parent's watcher (its thread is not copied)."""
-    _STATE.active = False
+    global _SESSION
+    _SESSION = _Session()
     with contextlib.suppress(ValueError, OSError):
         signal.set_wakeup_fd(-1)
 
@@ -175,41 +193,42 @@ def handling(
     """Within the block, Ctrl-C is noticed even inside compiled code (see the module docstring).
 
     ``message`` is the line the watcher prints on ``stream`` (default standard error) when it
-    ends the process itself; the caller prints its own on ``KeyboardInterrupt``. Only the main
-    thread may install it; elsewhere, or where SIGINT is ignored, the block runs unchanged.
+    ends the process itself; the caller prints its own on ``KeyboardInterrupt`` and calls
+    :func:`acknowledge`. ``grace`` and ``settle``: the seconds of the module docstring. Only the
+    main thread may install it; elsewhere, inside another block, or where SIGINT is ignored, the
+    block runs unchanged.
     """
+    global _SESSION
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-        or _STATE.active
+        or _SESSION.active
     ):
         yield
         return
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
-    previous_handler = signal.signal(signal.SIGINT, _on_sigint)
     try:
         previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     except ValueError:
-        signal.signal(signal.SIGINT, previous_handler)
         os.close(read_fd)
         os.close(write_fd)
         yield
         return
-    for event in (_STATE.requested, _STATE.raised, _STATE.acknowledged):
-        event.clear()
-    _STATE.defer = 0
-    _STATE.message, _STATE.stream, _STATE.grace, _STATE.settle = message, stream, grace, settle
-    _STATE.active = True
-    watcher = threading.Thread(target=_watch, args=(read_fd,), name="greed-interrupts", daemon=True)
+    previous_handler = signal.signal(signal.SIGINT, _on_sigint)
+    outer = _SESSION
+    session = _SESSION = _Session(True, message, stream, grace, settle)
+    watcher = threading.Thread(target=_watch, args=(read_fd, session), name="greed-interrupts", daemon=True)
     watcher.start()
     try:
         yield
     finally:
-        _STATE.active = False
-        _STATE.requested.clear()  # a later library call in this process starts afresh
-        signal.set_wakeup_fd(previous_fd)
+        session.active = False
+        session.acknowledged.set()  # a watcher still waiting returns
+        session.raised.set()
+        _SESSION = outer
         signal.signal(signal.SIGINT, previous_handler)
+        signal.set_wakeup_fd(previous_fd)
         with contextlib.suppress(OSError):
             os.write(write_fd, _STOP)
         os.close(write_fd)
