@@ -27,6 +27,7 @@ from greed_env.commands.argtypes import (
     seed_int,
 )
 from greed_env.commands.rules_cmd import CommandError, rules_from_args
+from greed_env.files import name_problem
 from greed_env.rules.config import RulesError
 
 __all__ = ["register"]
@@ -110,6 +111,9 @@ def register(subparsers: Any) -> None:
 
 def _check_out(out: str) -> None:
     """Refuse an ``--out`` that cannot take the table, before solving."""
+    too_long = name_problem(out)
+    if too_long:
+        check_output_dir(out, "--out")  # raises, naming the flag and the length
     path = Path(out)
     if path.suffix.lower() == ".npz" and not path.is_dir():
         check_output_file(out, "--out", (".npz",))
