@@ -133,6 +133,11 @@ def _solve(args: argparse.Namespace) -> int:
         rules = _rules(args)
         if args.out:
             _check_out(args.out)
+        else:
+            try:
+                check_output_dir(cache_dir(), "the table cache")
+            except OutputPathError as exc:
+                raise OutputPathError(f"{exc} (give --out, or set GREED_ENV_CACHE to a writable folder)") from None
         opts: dict[str, Any] = {"tol": args.tol}
         if args.cap is not None:
             if args.objective != "turn":

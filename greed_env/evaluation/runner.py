@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing as mp
 import pickle
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from greed_env.bots.base import Bot
 from greed_env.bots.loader import check_seats
 from greed_env.bots.optimal import optimal_available, optimal_bot
 from greed_env.bots.play import batch_moves
+from greed_env.bots.workers import spawn_pool
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.duel import DuelEnv
 from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE_OBJECTIVES
@@ -336,7 +336,7 @@ def evaluate(
             raise ValueError(
                 f"the bot or opponent cannot be sent to worker processes ({exc}); use workers=1"
             ) from None
-        with mp.get_context("spawn").Pool(workers) as pool:
+        with spawn_pool(workers) as pool:
             for chunk in pool.imap_unordered(_run_chunk, jobs):
                 chunks.append(chunk)
                 done += len(chunk.values)

@@ -1,16 +1,21 @@
 """Ctrl-C during long compiled work: noticed within seconds, ended with status 130.
 
 A compiled solver kernel (numba, ``nogil``) runs a whole solve without returning to Python, and
-Python runs its SIGINT handler only in the main thread between bytecodes: left alone, Ctrl-C
-waits for the kernel to end (minutes, hours for a big table), and a ``KeyboardInterrupt`` raised
-inside one of numba's compiler callbacks is printed as "Exception ignored" and lost.
+Python runs its SIGINT handler only in the main thread between bytecodes. Left alone, Ctrl-C
+waited for the kernel to end (minutes, hours for a big table) and then was lost, or ended the
+process with a segmentation fault inside the parallel pass (exit 139, seen on the
+ten_thousand duel); a ``KeyboardInterrupt`` raised inside one of numba's compiler callbacks is
+printed as "Exception ignored" and lost.
 
 :func:`handling` (the ``greed`` command wraps every sub-command in it) adds two things:
 
 * a *watcher*: the C-level signal handler writes to a wakeup pipe
   (:func:`signal.set_wakeup_fd`), so a thread of ours sees the interrupt even while the main
-  thread is inside compiled code. The main thread has ``grace`` seconds to take it (its Python
-  code raises ``KeyboardInterrupt``) and ``settle`` more to reach the command's handler
+  thread is inside compiled code, and sends it on to the main thread when another thread
+  received it (a wait on a lock is interrupted only by a signal of its own thread). The main
+  thread has ``grace`` seconds to take it (its Python code raises ``KeyboardInterrupt``, once:
+  a second Ctrl-C does not cut short the cleanup the first started) and ``settle`` more to reach
+  the command's handler
   (:func:`acknowledge`); otherwise (stuck in a compiled pass, or the exception swallowed by a
   callback) the watcher ends the process itself: it removes the temporary files of atomic
   writes in progress (:func:`greed_env.files.discard_pending`), ends worker processes, prints
@@ -51,6 +56,11 @@ process."""
 SETTLE_S = 10.0
 """Seconds more for the raised interrupt to reach the command's handler (:func:`acknowledge`):
 the ``finally`` blocks on the way (worker pools, progress bars) run in this time."""
+
+WAKE_S = 0.2
+"""Seconds after which a Ctrl-C that reached another thread is sent to the main thread itself:
+a lock or queue it waits on (a worker pool's results) is interrupted only by a signal of its
+own."""
 
 EXIT_STATUS = 130
 """128 + SIGINT, what a shell reports for a command ended by Ctrl-C."""
@@ -118,8 +128,8 @@ def deferred() -> Iterator[None]:
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
     session = _SESSION
     session.requested.set()
-    if session.defer > 0:
-        return
+    if session.defer > 0 or session.raised.is_set():
+        return  # deferred; or raised once already: the cleanup it started is not cut short
     session.raised.set()
     raise KeyboardInterrupt
 
@@ -164,15 +174,28 @@ def _watch(read_fd: int, session: _Session) -> None:
             data = os.read(read_fd, 64)
             if not data or _STOP in data or not session.active:
                 return
-            if signal.SIGINT in data:
-                session.requested.set()
-                taken = session.raised.wait(session.grace) and session.acknowledged.wait(session.settle)
-                if not taken and session.active:
-                    _end_now(session)
+            if signal.SIGINT in data and not session.requested.is_set():
+                _take_or_end(session)
     except OSError:
         return
     finally:
         os.close(read_fd)
+
+
+def _take_or_end(session: _Session) -> None:
+    """The first Ctrl-C of a session: wake the main thread if a blocking wait holds it, give it
+    its grace and settle times, else end the process."""
+    session.requested.set()
+    if not session.raised.wait(WAKE_S) and session.defer == 0 and hasattr(signal, "pthread_kill"):
+        # the signal went to another thread: interrupt the main thread's wait (never inside a
+        # deferred region: a signal landing in a numba parallel pass can wreck it)
+        main = threading.main_thread().ident
+        if main is not None:
+            with contextlib.suppress(OSError, ValueError):
+                signal.pthread_kill(main, signal.SIGINT)
+    taken = session.raised.wait(session.grace) and session.acknowledged.wait(session.settle)
+    if not taken and session.active:
+        _end_now(session)
 
 
 def _forget_in_child() -> None:
@@ -183,7 +206,8 @@ def _forget_in_child() -> None:
         signal.set_wakeup_fd(-1)
 
 
-os.register_at_fork(after_in_child=_forget_in_child)
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 @contextlib.contextmanager

@@ -145,7 +145,7 @@ def unwritable(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_unwritable_output_folders_are_refused_before_the_work(
-    unwritable: Path, tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+    unwritable: Path, tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     record = tmp_path / "game.json"
     assert _run([*PLAY, "--record", str(record)], capsys)[0] == 0
@@ -165,6 +165,10 @@ def test_unwritable_output_folders_are_refused_before_the_work(
         code, out, err = _run(argv, capsys)
         assert code == 2 and out == "", (argv, out)
         _one_line(err, flag, "cannot write in")
+    monkeypatch.setenv("GREED_ENV_CACHE", str(unwritable / "cache"))  # solve without --out: the cache
+    code, out, err = _run(["solve", "--rules", "farkle5", "--objective", "entry"], capsys)
+    assert code == 2 and out == ""
+    _one_line(err, "the table cache", "cannot write in", "GREED_ENV_CACHE")
     assert _files(tmp_path) == [record]  # no run folder, table, report or temporary file
 
 
