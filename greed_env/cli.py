@@ -178,5 +178,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
+def run(argv: Sequence[str] | None = None) -> NoReturn:
+    """The ``greed`` executable: :func:`main`, then exit with its status.
+
+    After Ctrl-C (status 130) the process ends at once, once the command has cleaned up and
+    its line is written: interpreter shutdown would tear down whatever the interrupt cut short
+    (an ONNX export inside torch's tracer ended in a segmentation fault there).
+    """
+    code = main(argv)
+    if code == 130:
+        from greed_env.solver.interrupts import exit_now
+
+        exit_now(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

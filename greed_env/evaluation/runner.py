@@ -321,9 +321,9 @@ def evaluate(
     ]
     chunks: list[_Chunk] = []
     done = 0
-    if progress:
-        progress(0)  # the bots are loaded and the yardstick known: the episodes start
     if workers == 1:
+        if progress:
+            progress(0)  # the bots are loaded and the yardstick known: the episodes start
         for job in jobs:
             chunks.append(_run_chunk(job))
             done += job.stop - job.start
@@ -337,6 +337,8 @@ def evaluate(
                 f"the bot or opponent cannot be sent to worker processes ({exc}); use workers=1"
             ) from None
         with spawn_pool(workers) as pool:
+            if progress:
+                progress(0)  # the workers started: the episodes start
             for chunk in pool.imap_unordered(_run_chunk, jobs):
                 chunks.append(chunk)
                 done += len(chunk.values)

@@ -12,7 +12,8 @@ printed as "Exception ignored" and lost.
 * a *watcher*: the C-level signal handler writes to a wakeup pipe
   (:func:`signal.set_wakeup_fd`), so a thread of ours sees the interrupt even while the main
   thread is inside compiled code, and sends it on to the main thread when another thread
-  received it (a wait on a lock is interrupted only by a signal of its own thread). The main
+  received it while the main thread waits on a lock or a pipe (interrupted only by a signal
+  of its own thread). The main
   thread has ``grace`` seconds to take it (its Python code raises ``KeyboardInterrupt``, once:
   a second Ctrl-C does not cut short the cleanup the first started) and ``settle`` more to reach
   the command's handler
@@ -41,12 +42,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from greed_env.files import discard_pending
 
 __all__ = [
-    "EXIT_STATUS", "GRACE_S", "SETTLE_S", "acknowledge", "check", "deferred", "handling", "report", "requested",
+    "EXIT_STATUS", "GRACE_S", "SETTLE_S", "acknowledge", "check", "deferred", "exit_now", "handling", "report",
+    "requested",
 ]
 
 GRACE_S = 3.0
@@ -78,6 +80,7 @@ class _Session:
         self.raised = threading.Event()
         self.acknowledged = threading.Event()
         self.defer = 0
+        self.timing = False  # the watcher is timing the main thread's answer to a Ctrl-C
         self.active = active
         self.message = message
         self.stream = stream
@@ -136,8 +139,9 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
 
 def report(message: str = "interrupted", stream: TextIO | None = None) -> None:
     """Write ``message`` as a line of its own on ``stream`` (default standard error): the
-    progress bars still open (tqdm) are closed first, so none is drawn again after it, and a
-    bar drawn in place on a terminal is cleared."""
+    progress bars still open (tqdm) are closed first, so none is drawn again after it; a bar
+    drawn in place on a terminal is cleared, and elsewhere, where bars were drawn, the message
+    starts on a new line (a bar cut short mid-draw leaves its line open)."""
     tqdm_module = sys.modules.get("tqdm")
     if tqdm_module is not None:
         for bar in list(getattr(tqdm_module.tqdm, "_instances", ())):
@@ -147,22 +151,35 @@ def report(message: str = "interrupted", stream: TextIO | None = None) -> None:
     try:
         if out.isatty():
             out.write("\r\033[K")
+        elif tqdm_module is not None:  # a bar cut short mid-draw leaves its line open
+            out.write("\n")
         out.write(f"{message}\n")
         out.flush()
     except (OSError, ValueError):
         pass
 
 
-def _end_now(session: _Session) -> None:
-    """End the process at once: its main thread did not take the interrupt in time."""
+def exit_now(status: int = EXIT_STATUS) -> NoReturn:
+    """End the process at once with ``status``, without interpreter shutdown: the temporary
+    files of writes in progress are removed, worker processes ended, the standard streams
+    flushed."""
     discard_pending()
-    report(session.message, session.stream)
     mp = sys.modules.get("multiprocessing")
     if mp is not None:
         for child in mp.active_children():
             with contextlib.suppress(Exception):
                 child.terminate()
-    os._exit(EXIT_STATUS)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
+
+
+def _end_now(session: _Session) -> None:
+    """End the process at once: its main thread did not take the interrupt in time."""
+    discard_pending()
+    report(session.message, session.stream)
+    exit_now(EXIT_STATUS)
 
 
 _STOP = b"\0"  # not a signal number: :func:`handling` ends its watcher with it
@@ -174,7 +191,8 @@ def _watch(read_fd: int, session: _Session) -> None:
             data = os.read(read_fd, 64)
             if not data or _STOP in data or not session.active:
                 return
-            if signal.SIGINT in data and not session.requested.is_set():
+            if signal.SIGINT in data and not session.timing:  # the first: later ones add nothing
+                session.timing = True
                 _take_or_end(session)
     except OSError:
         return
@@ -182,17 +200,35 @@ def _watch(read_fd: int, session: _Session) -> None:
         os.close(read_fd)
 
 
+_WAITS = {
+    ("threading.py", "wait"),  # Condition and Event waits: pool results, thread joins
+    ("connection.py", "_recv"),  # a pipe to a worker process
+    ("connection.py", "_poll"),
+    ("selectors.py", "select"),
+    ("queues.py", "get"),
+}
+"""(file, function) of the Python waits where the main thread is sent the signal itself."""
+
+
+def _wake_main_thread() -> None:
+    """Send SIGINT to the main thread when it waits in one of :data:`_WAITS` (a lock or a pipe
+    is interrupted only by a signal of its own thread), and never into compiled or foreign
+    code, which may not survive an interrupted system call."""
+    main = threading.main_thread().ident
+    frame = sys._current_frames().get(main) if main is not None else None
+    if frame is None or not hasattr(signal, "pthread_kill"):
+        return
+    if (os.path.basename(frame.f_code.co_filename), frame.f_code.co_name) in _WAITS:
+        with contextlib.suppress(OSError, ValueError):
+            signal.pthread_kill(main, signal.SIGINT)  # type: ignore[arg-type]
+
+
 def _take_or_end(session: _Session) -> None:
     """The first Ctrl-C of a session: wake the main thread if a blocking wait holds it, give it
     its grace and settle times, else end the process."""
     session.requested.set()
-    if not session.raised.wait(WAKE_S) and session.defer == 0 and hasattr(signal, "pthread_kill"):
-        # the signal went to another thread: interrupt the main thread's wait (never inside a
-        # deferred region: a signal landing in a numba parallel pass can wreck it)
-        main = threading.main_thread().ident
-        if main is not None:
-            with contextlib.suppress(OSError, ValueError):
-                signal.pthread_kill(main, signal.SIGINT)
+    if not session.raised.wait(WAKE_S) and session.defer == 0:
+        _wake_main_thread()
     taken = session.raised.wait(session.grace) and session.acknowledged.wait(session.settle)
     if not taken and session.active:
         _end_now(session)

@@ -30,10 +30,11 @@ from greed_env.solver import interrupts
 ROOT = Path(__file__).resolve().parents[2]
 BOOT = (
     "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "from greed_env.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from greed_env.cli import run; run(sys.argv[1:])"
 )
-"""Start ``greed`` with Python's own SIGINT handler even when the test runner was started with
-SIGINT ignored (a background job of a script), as a terminal would start it."""
+"""Start ``greed`` (its console script runs :func:`greed_env.cli.run`) with Python's own SIGINT
+handler even when the test runner was started with SIGINT ignored (a background job of a
+script), as a terminal would start it."""
 
 MARKER_TIMEOUT_S = 300.0  # imports of torch and numba on a busy machine
 EXIT_TIMEOUT_S = 60.0  # the watcher ends a stuck process within seconds; this is a backstop
@@ -52,7 +53,7 @@ def _interrupt(argv: list[str], marker: str, tmp: Path, script: str = BOOT) -> t
     ``marker`` has been written whole on stderr; return the exit status, the whole stderr and
     the seconds from SIGINT to exit."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", script, *argv], cwd=tmp, env=_env(tmp), stdout=subprocess.DEVNULL,
+        [sys.executable, "-X", "faulthandler", "-c", script, *argv], cwd=tmp, env=_env(tmp), stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, start_new_session=True,
     )
     seen = threading.Event()
@@ -117,6 +118,15 @@ def test_eval(tmp_path: Path) -> None:
     code, err, _ = _interrupt(argv, "greed eval: random on ten_thousand", tmp_path)
     _ended_cleanly(code, err)
     assert _files(tmp_path) == [] and not (tmp_path / "report").exists()
+
+
+def test_eval_with_worker_processes(tmp_path: Path) -> None:
+    # the workers leave Ctrl-C to the parent: no traceback of theirs, and none left running
+    argv = ["eval", "random", "--episodes", "2000000", "--workers", "2"]
+    code, err, _ = _interrupt(argv, "greed eval: random on ten_thousand", tmp_path)
+    _ended_cleanly(code, err)
+    assert "KeyboardInterrupt" not in err
+    assert _files(tmp_path) == []
 
 
 def test_benchmark(tmp_path: Path) -> None:
