@@ -116,11 +116,13 @@ def _run(args: argparse.Namespace) -> int:
         print(f"greed benchmark: {args.bot} is made for one rule book: "
               f"{len(tasks) - len(playable)} tasks of other rule books left out", file=sys.stderr)
     tasks = playable
-    try:  # the bot loads (its runtime installed, its card sound) before the plan is shown
-        from greed_env.bots import load
+    try:  # the bot loads (its runtime installed, its card sound) and fits every table first
+        from greed_env.bots import check_seats, load
         from greed_env.rules import preset
 
-        load(args.bot, preset(tasks[0].rules))
+        bot = load(args.bot, preset(tasks[0].rules))
+        for task in tasks:
+            check_seats(bot, task.seats, args.bot)
     except (BotLoadError, ValueError, LookupError) as exc:
         return _fail(str(exc))
     print(f"greed benchmark: {args.bot} on {len(tasks)} task{'s' * (len(tasks) != 1)}, "

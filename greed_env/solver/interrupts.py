@@ -47,7 +47,16 @@ from typing import NoReturn, TextIO
 from greed_env.files import discard_pending
 
 __all__ = [
-    "EXIT_STATUS", "GRACE_S", "SETTLE_S", "acknowledge", "check", "deferred", "exit_now", "handling", "report",
+    "EXIT_STATUS",
+    "GRACE_S",
+    "SETTLE_S",
+    "WAKE_S",
+    "acknowledge",
+    "check",
+    "deferred",
+    "exit_now",
+    "handling",
+    "report",
     "requested",
 ]
 

@@ -199,6 +199,10 @@ def test_a_three_seat_duel_is_refused_alike_under_every_rule_book(capsys: pytest
     assert messages[0] == messages[1]
     with pytest.raises(SeatCountError):
         evaluate("random", preset("ten_thousand"), "duel", episodes=10, num_players=3, opponent="optimal")
+    field = next(t for t in match_tasks(["ten_thousand/*"]) if t.seats > 2)
+    code, out, err = _run(["benchmark", field.id, "--bot", "optimal", "--no-progress"], capsys)
+    assert code == 2 and out == ""  # before the plan and the games
+    _one_line(err, "'optimal'", "two-player games only", f"{field.seats} players")
 
 
 # ------------------------------------------------------------------------------------------
