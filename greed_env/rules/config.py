@@ -894,14 +894,15 @@ def preset_names() -> list[str]:
 
 
 def preset(name: str, **overrides: Any) -> Rules:
-    """The named preset, with `overrides` applied (each validated).
+    """The named preset (case and surrounding spaces ignored, as bot names are), with
+    `overrides` applied (each validated).
 
     Raises:
         RulesError: unknown preset name, unknown field, or a value out of range.
     """
     try:
-        base = PRESETS[name]
-    except KeyError:
+        base = PRESETS[name.strip().lower() if isinstance(name, str) else name]
+    except (KeyError, TypeError):
         raise RulesError(
             f"unknown rules preset {name!r}; known presets: {', '.join(preset_names())}"
         ) from None

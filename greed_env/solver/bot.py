@@ -255,6 +255,7 @@ class OptimalBot:
         self.table = table
         self.objective = objective
         self.name = f"optimal-{objective}"
+        self.max_players = 2 if objective == "duel" else None  # the duel table: two seats
         self._cache: OrderedDict[Any, tuple[TurnContext, dict[str, np.ndarray]]] = OrderedDict()
         if self.rules.carry_over:
             from greed_env.solver import carry
