@@ -33,6 +33,7 @@ OPTIMAL_DESCRIPTIONS = {
     "entry": "exact solver: best chance to come in this turn",
     "race": "exact solver: fewest expected turns to the target",
     "duel": "exact solver: highest chance to win a two-player game",
+    "3p": "exact solver: each of three players maximises their own chance to win",
 }
 
 
@@ -54,6 +55,10 @@ def unavailable_reason(rules: Rules, objective: str) -> str:
         check_supported(rules)
     except ValueError as exc:
         return str(exc)
+    if objective == "3p":
+        from greed_env.solver.three import three_unavailable
+
+        return three_unavailable(rules)
     if objective == "duel" and not rules.min_players <= 2 <= rules.max_players:
         return f"{rules.name} is not played by two players ({rules.min_players}-{rules.max_players})"
     return ""
@@ -68,6 +73,10 @@ def optimal_available(rules: Rules, objective: str) -> bool:
 def optimal_bot(rules: Rules, objective: str) -> Any:
     """The solver's :class:`~greed_env.solver.OptimalBot` (table loaded, or solved and cached,
     on first use; one shared instance per rules and objective in a process)."""
+    if objective == "3p":
+        from greed_env.solver.three_bot import ThreePlayerBot
+
+        return ThreePlayerBot(rules)
     from greed_env.solver import OptimalBot
 
     return OptimalBot(rules, objective)

@@ -1,10 +1,12 @@
 """The three-player game solved exactly: objective ``3p``.
 
 Each of three players maximises their own probability of winning (a shared win counts
-``1/k``). A position at the start of a turn is worth a vector ``win3[a, b, c, k]``: the value
-to the ``k``-th player in turn order (0 the player to move at ``a``, 1 the next at ``b``, 2 the
-one after at ``c``), scores in units (0 = not on the board when there is an entry threshold).
-The headline is the first player's win probability at the start, ``win3[0, 0, 0, 0]``.
+``1/k``). A position at the start of a turn is worth a vector ``V[a, b, c, k]``: the value to
+the ``k``-th player in turn order (0 the player to move at ``a``, 1 the next at ``b``, 2 the one
+after at ``c``), scores in units (0 = not on the board when there is an entry threshold); the
+table stores it over the scores a player can hold (``scores``: 0 and the threshold up) as
+``win3`` and :func:`three_values` spreads it over every score below the target. The
+headline is the first player's win probability at the start, ``V[0, 0, 0, 0]``.
 
 Method (``docs/three-player.md``): backward induction over levels of score sum ``a + b + c``
 (a bank raises it; a bust passes the turn with the scores unchanged, so each level's positions
@@ -14,8 +16,8 @@ needs, and one documented tie-break (``tie``) where moves are equally good for t
 
 >>> from greed_env.rules import preset
 >>> t = solve_three(preset("ten_thousand", target=1000))
->>> [round(x, 4) for x in t.arrays["win3"][0, 0, 0]]
-[0.3863, 0.3237, 0.29]
+>>> [round(float(x), 4) for x in three_values(t)[0, 0, 0]]
+[0.3968, 0.3245, 0.2788]
 """
 
 from __future__ import annotations
@@ -31,17 +33,21 @@ from greed_env.solver import three_kernels as k3
 from greed_env.solver.model import RollTables, SolverError, check_supported, roll_tables
 from greed_env.solver.objectives import DEFAULT_TOL, cap_eps
 from greed_env.solver.progress import counter
-from greed_env.solver.table import SolverTable
+from greed_env.solver.table import SolverTable, TableError
 from greed_env.solver.three_mixed import CycleContext, MixedTurn, mixed_cycle
 
 __all__ = [
     "OBJECTIVE",
     "ON_DEMAND_UNITS",
     "TIE_BREAKS",
+    "check_on_demand",
     "check_three_supported",
     "final_round_tables",
+    "load_three_table",
     "solve_three",
     "three_cost",
+    "three_unavailable",
+    "three_values",
 ]
 
 OBJECTIVE = "3p"
@@ -56,7 +62,8 @@ ON_DEMAND_UNITS = 100
 
 _MAX_ITER = 24
 _LAST_TAIL = 1e-18  # the last turn's chance to gain more than its table holds, read as 0
-_STEPS_PER_CYCLE = 2.6  # policy-iteration steps per cycle, for the progress estimate only
+_STEPS_PER_CYCLE = 2.8  # policy-iteration steps per cycle (2.7-3.0 measured), for estimates only
+_MARGIN_SHARE = 0.45  # mean cap past the target over the best keep (ten_thousand: ~72 of 160 units)
 
 
 def check_three_supported(rules: Rules) -> None:
@@ -88,18 +95,81 @@ def check_three_supported(rules: Rules) -> None:
         raise SolverError("the three-player solver does not model " + ", ".join(bad))
 
 
+def _scores(target: int, thr: int) -> np.ndarray:
+    """The banked scores a player can hold (units): 0, and from the threshold up to the target."""
+    return np.array([0, *range(max(thr, 1), target)] if thr > 0 else range(target), dtype=np.int64)
+
+
+def three_values(table: SolverTable) -> np.ndarray:
+    """``V[a, b, c, k]`` of a ``3p`` table over every score below the target (units; zeros at
+    scores no player can hold)."""
+    scores = table.arrays["scores"]
+    target = -(-table.rules.target // int(table.meta["unit"]))
+    v = np.zeros((target, target, target, 3))
+    v[np.ix_(scores, scores, scores)] = table.arrays["win3"]
+    return v
+
+
+def _on_demand(rules: Rules) -> bool:
+    """Whether a missing table of ``rules`` may be solved on demand (minutes at most)."""
+    return -(-rules.target // roll_tables(rules, True).unit) <= ON_DEMAND_UNITS
+
+
+def _offline_note(rules: Rules) -> str:
+    from greed_env.solver import solve_command
+
+    return (f"no three-player table for {rules.name} at target {rules.target:,} (solving it takes hours: "
+            f"see docs/three-player.md); run `{solve_command(rules, OBJECTIVE)}` offline first")
+
+
+def three_unavailable(rules: Rules) -> str:
+    """Why there is no ``optimal-3p`` bot for ``rules``, or "" when there is (cheap: a table is
+    on disk, or the target is small enough to solve on demand)."""
+    from greed_env.solver import table_paths
+
+    try:
+        check_three_supported(rules)
+    except SolverError as exc:
+        return str(exc)
+    if _on_demand(rules) or any(p.exists() for p in table_paths(rules, OBJECTIVE)):
+        return ""
+    return _offline_note(rules)
+
+
+def check_on_demand(rules: Rules) -> None:
+    """Raise :class:`TableError` (naming the offline ``greed solve`` command) when a missing
+    ``3p`` table of ``rules`` is too large to solve on demand."""
+    if not _on_demand(rules):
+        raise TableError(_offline_note(rules))
+
+
+def load_three_table(rules: Rules) -> SolverTable:
+    """The ``3p`` table of ``rules``: package data, the user cache, else solved now and cached,
+    if the target is at most :data:`ON_DEMAND_UNITS` units.
+
+    Raises:
+        TableError: no table on disk and the target too large to solve on demand (the message
+            names the ``greed solve`` command to run offline), or a table that does not load.
+    """
+    from greed_env.solver import load_table
+
+    return load_table(rules, OBJECTIVE)
+
+
 def _units(rules: Rules, tb: RollTables) -> tuple[int, int]:
     return -(-rules.target // tb.unit), -(-rules.entry_threshold // tb.unit)
 
 
 def three_cost(rules: Rules) -> float:
-    """Estimated in-turn rows of a solve (every turn start, its pass length from its own score
-    to the target, times the policy-iteration steps per cycle); :func:`solve_three` measures the
-    real count (``meta["rows"]``), and ``docs/three-player.md`` turns rows into CPU time."""
+    """Estimated in-turn rows of a solve: every turn start's pass, from its own score to the
+    target plus the cap past it (with a final round; :data:`_MARGIN_SHARE` of the best keep on
+    average), times the policy-iteration steps per cycle. :func:`solve_three` counts the real
+    rows (``meta["rows"]``); ``docs/three-player.md`` turns rows into CPU time."""
     tb = roll_tables(rules, True)
     target, thr = _units(rules, tb)
-    scores = np.array([0, *range(max(thr, 1), target)]) if thr > 0 else np.arange(target)
-    rows = (np.maximum(target - scores, max(thr, 1) * (scores == 0)) + 1).sum()
+    scores = _scores(target, thr)
+    margin = _MARGIN_SHARE * tb.max_keep if rules.final_round else 0.0
+    rows = (np.maximum(target - scores, max(thr, 1) * (scores == 0)) + 1 + margin).sum()
     return float(rows * len(scores) ** 2 * _STEPS_PER_CYCLE)
 
 
@@ -199,7 +269,9 @@ def solve_three(
             final_round_size=int(y_max),
         )
         del arrays["fin"]  # derived again from the last turn's tables where needed
-    arrays["win3"] = v
+    scores = _scores(target, thr)
+    arrays["scores"] = scores
+    arrays["win3"] = np.ascontiguousarray(v[np.ix_(scores, scores, scores)])
     arrays["mix_state"] = np.array([m.state for m in mixed], dtype=np.int64).reshape(-1, 3)
     arrays["mix_prob"] = np.array([m.prob for m in mixed], dtype=float)
     arrays["mix_x"] = np.array([(m.x_low, m.x_high) for m in mixed], dtype=float).reshape(-1, 2)

@@ -32,7 +32,7 @@ from greed_env.rules import (
     new_game,
     preset,
 )
-from greed_env.solver.three import solve_three
+from greed_env.solver.three import solve_three, three_values
 
 sys.setrecursionlimit(20_000)
 
@@ -187,7 +187,7 @@ def _brute_force(rules: Any, margin: int, final_margin: int) -> dict[tuple[int, 
 def test_three_player_matches_brute_force(name: str, overrides: dict[str, Any]) -> None:
     rules = preset(name, **overrides)
     table = solve_three(rules)
-    v = table.arrays["win3"]
+    v = three_values(table)
     brute = _brute_force(rules, table.meta.get("max_margin_points", 0) + 100, 150)
     for (a, b, c), val in brute.items():
         got = v[a // 50, b // 50, c // 50]
