@@ -84,17 +84,17 @@ def solve(rules: Rules | str, objective: str, progress: TextIO | None = None, **
 
 
 def _solve(rules: Rules, objective: str, key: dict[str, Any], opts: dict[str, Any]) -> SolverTable:
-    if rules.carry_over:
-        from greed_env.solver import carry
-
-        table = carry.solve(rules, objective, **opts)
-    elif objective == "3p":
+    if objective == "3p":
         from greed_env.solver import three
 
         extra = sorted(set(opts) - {"tol"})
         if extra:
             raise SolverError(f"the three-player solver takes no {', '.join(extra)} option")
         table = three.solve_three(rules, **opts)
+    elif rules.carry_over:
+        from greed_env.solver import carry
+
+        table = carry.solve(rules, objective, **opts)
     elif objective == "duel" and rules.rounds:
         from greed_env.solver import rounds
 
