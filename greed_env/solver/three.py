@@ -34,7 +34,7 @@ from greed_env.solver.model import RollTables, SolverError, check_supported, rol
 from greed_env.solver.objectives import DEFAULT_TOL, cap_eps
 from greed_env.solver.progress import counter
 from greed_env.solver.table import SolverTable, TableError
-from greed_env.solver.three_mixed import CycleContext, MixedTurn, mixed_cycle
+from greed_env.solver.three_mixed import SELECTIONS, CycleContext, MixedTurn, mixed_cycle
 
 __all__ = [
     "OBJECTIVE",
@@ -199,6 +199,7 @@ def solve_three(
     tol: float = DEFAULT_TOL,
     tie: str = "bank-fewest",
     on_level: Callable[[int, int, float, float], None] | None = None,
+    select: str = "first",
 ) -> SolverTable:
     """Solve the three-player game under ``rules`` (see the module docstring).
 
@@ -206,6 +207,8 @@ def solve_three(
         rules: the rules (checked by :func:`check_three_supported`).
         tol: policy iteration stops when a step changes no value by more than this.
         tie: the tie-break, one of :data:`TIE_BREAKS`.
+        select: which equilibrium of a cycle with several (only where movers mix), one of
+            :data:`~greed_env.solver.three_mixed.SELECTIONS`.
         on_level: called after each level with ``(level, cycles, rows, seconds)``.
 
     A cycle whose policy iteration does not settle within its step limit has no equilibrium
@@ -217,6 +220,8 @@ def solve_three(
             among the policies tried.
     """
     check_three_supported(rules)
+    if select not in SELECTIONS:
+        raise SolverError(f"unknown equilibrium selection {select!r}; known: {', '.join(SELECTIONS)}")
     if tie not in TIE_BREAKS:
         raise SolverError(f"unknown tie-break {tie!r}; known: {', '.join(TIE_BREAKS)}")
     t0 = time.perf_counter()
@@ -236,7 +241,7 @@ def solve_three(
         else:
             fin = np.zeros((3, 1, 1))
         v, iters, margins, certified, rows, levels, mixed, resolved = _levels(
-            rules, tb, target, thr, mb, fin, p_min, eps, tab, tol, tie_code, on_level
+            rules, tb, target, thr, mb, fin, p_min, eps, tab, tol, tie_code, on_level, select
         )
         if rules.final_round and not certified.all() and y_max < 40 * target:
             y_max *= 2  # a cap met the end of the final-round table
@@ -248,6 +253,7 @@ def solve_three(
         "unit": tb.unit,
         "tolerance": tol,
         "tie_break": tie,
+        "equilibrium_selection": select,
         "headline": start[0],
         "headline_label": "first player's win probability at the start (three players)",
         "start_values": start,
@@ -281,6 +287,7 @@ def solve_three(
 def _levels(
     rules: Rules, tb: RollTables, target: int, thr: int, mb: int, fin: np.ndarray, p_min: float, eps: float,
     tab: tuple, tol: float, tie_code: int, on_level: Callable[[int, int, float, float], None] | None,
+    select: str = "first",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, list[float], list[MixedTurn], int]:
     """Every level from the top down; returns the tables, the rows run, seconds per level, the
     turn starts whose mover mixes and the number of cycles that needed :func:`mixed_cycle`."""
@@ -307,7 +314,7 @@ def _levels(
         )
         for a, b, c in cycles[iters[cycles[:, 0], cycles[:, 1], cycles[:, 2]] < 0]:
             resolved += 1
-            mixed += _resolve(ctx, v, iters, margins, certified, int(a), int(b), int(c))
+            mixed += _resolve(ctx, v, iters, margins, certified, int(a), int(b), int(c), select)
         dt = time.perf_counter() - t1
         seconds[level] = round(dt, 4)
         rows += done
@@ -320,13 +327,13 @@ def _levels(
 
 def _resolve(
     ctx: CycleContext, v: np.ndarray, iters: np.ndarray, margins: np.ndarray, certified: np.ndarray,
-    a: int, b: int, c: int,
+    a: int, b: int, c: int, select: str = "first",
 ) -> list[MixedTurn]:
     """A cycle where policy iteration did not settle: its equilibrium with mixed policies
     (:func:`greed_env.solver.three_mixed.mixed_cycle`), written into the tables."""
     states = [(a, b, c), (b, c, a), (c, a, b)]
     start = [float(v[states[(i + 1) % 3]][2]) for i in range(3)]
-    w, mixed = mixed_cycle(ctx, v, a, b, c, start)
+    w, mixed = mixed_cycle(ctx, v, a, b, c, start, select=select)
     for i, (p, q, r) in enumerate(states):
         v[p, q, r] = w[i]
         iters[p, q, r] = _MAX_ITER + 1

@@ -21,6 +21,11 @@ pure mover's policy must be on its envelope at its own bust value. Profiles are 
 number of mixing movers (none first), then in the order of the movers and of their options.
 A full in-turn pass at every solution's bust values checks that no policy outside the
 candidates does better; one that does joins the candidates and the search starts again.
+
+A cycle can have several equilibria (at target 2,000 the cycle of 1,550, 1,650 and 1,800
+points has three among its candidates, the same to the movers that mix, up to 2.6e-4 apart to
+the others): ``select`` takes the first of that order or the last, and
+``docs/three-player.md`` measures how far the choice moves the table.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import numpy as np
 from greed_env.solver import three_kernels as k3
 from greed_env.solver.model import SolverError
 
-__all__ = ["CycleContext", "MixedTurn", "Outcome", "cycle_values", "mixed_cycle", "outcome"]
+__all__ = ["SELECTIONS", "CycleContext", "MixedTurn", "Outcome", "cycle_values", "mixed_cycle", "outcome"]
 
 _SAME = 1e-14  # outcomes closer than this in every coordinate are one policy
 _BETTER = 1e-13  # a pass beats the candidates' envelope by more than this: a new candidate
@@ -197,8 +202,11 @@ def _solve_profile(
     return values(lams), [float(x) for x in lams]
 
 
-def _search(cands: list[list[Outcome]], ncyc: int) -> tuple[np.ndarray, list[tuple[Outcome, Outcome | None]], list[float]] | None:
-    """The first equilibrium over the candidates (see the module docstring for the order)."""
+def _search(
+    cands: list[list[Outcome]], ncyc: int, last: bool = False
+) -> tuple[np.ndarray, list[tuple[Outcome, Outcome | None]], list[float]] | None:
+    """The first equilibrium over the candidates in the order of the module docstring (``last``:
+    the first in the reverse order)."""
     per_mover: list[list[tuple[Outcome, Outcome | None]]] = []
     for i in range(ncyc):
         env = _envelope(cands[i])
@@ -208,6 +216,7 @@ def _search(cands: list[list[Outcome]], ncyc: int) -> tuple[np.ndarray, list[tup
     profiles = sorted(
         itertools.product(*[range(len(o)) for o in per_mover]),
         key=lambda prof: (sum(per_mover[i][k][1] is not None for i, k in enumerate(prof)), prof),
+        reverse=last,
     )
     for prof in profiles:
         options = [per_mover[i][k] for i, k in enumerate(prof)]
@@ -229,14 +238,24 @@ def _search(cands: list[list[Outcome]], ncyc: int) -> tuple[np.ndarray, list[tup
     return None
 
 
+SELECTIONS = ("first", "last")
+"""Which equilibrium of a cycle that has several among its candidates: the first in the order
+of the module docstring (the default), or the last."""
+
+_SPREAD = (0.0, 1e-3, -1e-3, 3e-3, -3e-3)  # policy iteration also starts this far from ``start``
+
+
 def mixed_cycle(
-    ctx: CycleContext, v: np.ndarray, a: int, b: int, c: int, start: list[float], steps: int = 16, rounds: int = 8
+    ctx: CycleContext, v: np.ndarray, a: int, b: int, c: int, start: list[float], steps: int = 16, rounds: int = 8,
+    select: str = "first",
 ) -> tuple[np.ndarray, list[MixedTurn]]:
     """An equilibrium of the cycle ``(a, b, c)`` allowing mixed policies (module docstring).
 
-    ``start``: the movers' bust values to start policy iteration from (it gathers the
-    candidates). Returns the values ``W[i, k]`` of the three turn starts (rotations of
-    ``(a, b, c)`` in order) and the turn starts whose mover mixes.
+    ``start``: the movers' bust values; policy iteration runs ``steps`` steps from it and from
+    it shifted by each of ``_SPREAD`` (every policy it meets is a candidate, so that where a
+    cycle has several equilibria the choice does not hang on one starting point). ``select``:
+    one of :data:`SELECTIONS`. Returns the values ``W[i, k]`` of the three turn starts
+    (rotations of ``(a, b, c)`` in order) and the turn starts whose mover mixes.
 
     Raises:
         SolverError: no equilibrium among the candidates after ``rounds`` rounds of new ones.
@@ -251,16 +270,19 @@ def mixed_cycle(
         cands[i].append(o)
         return True
 
-    xs = list(start)
-    for _ in range(steps):
-        outs = [outcome(ctx, v, states[i], xs[i]) for i in range(ncyc)]
-        for i, o in enumerate(outs):
-            add(i, o)
-        w = cycle_values([(outs[i if ncyc == 3 else 0].m, outs[i if ncyc == 3 else 0].d,
-                           outs[i if ncyc == 3 else 0].f1, outs[i if ncyc == 3 else 0].f2) for i in range(3)])
-        xs = _bust_values(w)
+    if select not in SELECTIONS:
+        raise SolverError(f"unknown equilibrium selection {select!r}; known: {', '.join(SELECTIONS)}")
+    for shift in _SPREAD:
+        xs = [x + shift for x in start]
+        for _ in range(steps):
+            outs = [outcome(ctx, v, states[i], xs[i]) for i in range(ncyc)]
+            for i, o in enumerate(outs):
+                add(i, o)
+            w = cycle_values([(outs[i if ncyc == 3 else 0].m, outs[i if ncyc == 3 else 0].d,
+                               outs[i if ncyc == 3 else 0].f1, outs[i if ncyc == 3 else 0].f2) for i in range(3)])
+            xs = _bust_values(w)
     for _ in range(rounds):
-        found = _search(cands, ncyc)
+        found = _search(cands, ncyc, last=select == "last")
         if found is None:
             raise SolverError(f"no equilibrium among the policies tried at the cycle {states[0]}")
         w, options, lams = found

@@ -126,7 +126,7 @@ def test_bot_plays_the_table_and_refuses_other_seat_counts(tmp_path: Path, monke
     rules = preset("ten_thousand", target=1000)
     bot = load("optimal-3p", rules)
     two = apply_roll(rules, new_game(rules, 2, first_player=0), (1, 1, 1, 5, 2, 3))
-    with pytest.raises(SolverError, match="^optimal-3p plays three-player games only, not 2$"):
+    with pytest.raises(SolverError, match=r"^optimal-3p plays three-player games only, not 2$"):
         bot.act(rules, two, np.random.default_rng(0))
     table = load_table(rules, "3p", solve_if_missing=False)  # solved on first use, cached
     check = simulate_three(table, 200, np.random.default_rng(7))
