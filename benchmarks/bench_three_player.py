@@ -6,7 +6,8 @@ and, as a baseline measured in the same run, the two-player duel of the same rul
 estimate for a larger target (``--estimate``, default the preset's own) is its row count
 (:func:`greed_env.solver.three.three_cost`, calibrated by the ratio of rows run to rows
 estimated at the largest target measured) times the CPU seconds per row measured there, and
-the same per level (the unit of work a cluster would hand out: docs/three-player.md).
+the same per level (:func:`greed_env.solver.three.level_cost`, the unit of work a cluster would
+hand out: docs/three-player.md).
 
 Usage::
 
@@ -28,13 +29,9 @@ import sys
 import time
 from typing import Any
 
-import numpy as np
-
 from greed_env.files import atomic_write_text
 from greed_env.rules import preset
-from greed_env.solver import three_kernels as k3
-from greed_env.solver.model import roll_tables
-from greed_env.solver.three import solve_three, three_cost
+from greed_env.solver.three import level_cost, solve_three, three_cost
 
 
 def _load() -> float:
@@ -74,18 +71,6 @@ def _in_process(name: str, target: int, objective: str) -> dict[str, Any]:
     return res
 
 
-def level_rows(name: str, target: int) -> np.ndarray:
-    """Rows of one policy-iteration step per level (index: score sum in units), no margins."""
-    rules = preset(name, target=target)
-    tb = roll_tables(rules, True)
-    t = -(-rules.target // tb.unit)
-    thr = -(-rules.entry_threshold // tb.unit)
-    out = np.zeros(3 * t - 2)
-    for level in range(3 * t - 2):
-        out[level] = k3.cycle_rows(k3.level_cycles(level, t, thr), t, thr, 0)
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rules", default="ten_thousand")
@@ -115,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     calib = top["rows"] / top["rows_estimated"]
     rows_full = three_cost(preset(args.rules, target=full)) * calib
     per_row = top["cpu_s"] / top["rows"]
-    per_level = level_rows(args.rules, full) * (top["rows"] / level_rows(args.rules, top["target"]).sum()) * per_row
+    per_level = level_cost(preset(args.rules, target=full)) * calib * per_row
     estimate = {
         "target": full, "rows": rows_full, "cpu_s": rows_full * per_row, "cpu_s_per_row": per_row,
         "from_target": top["target"], "load_at_measure": [top["load_before"], top["load_after"]],

@@ -43,6 +43,7 @@ __all__ = [
     "check_on_demand",
     "check_three_supported",
     "final_round_tables",
+    "level_cost",
     "load_three_table",
     "solve_three",
     "three_cost",
@@ -161,16 +162,26 @@ def _units(rules: Rules, tb: RollTables) -> tuple[int, int]:
 
 
 def three_cost(rules: Rules) -> float:
-    """Estimated in-turn rows of a solve: every turn start's pass, from its own score to the
-    target plus the cap past it (with a final round; :data:`_MARGIN_SHARE` of the best keep on
-    average), times the policy-iteration steps per cycle. :func:`solve_three` counts the real
-    rows (``meta["rows"]``); ``docs/three-player.md`` turns rows into CPU time."""
+    """Estimated in-turn rows of a solve: the sum of :func:`level_cost`. :func:`solve_three`
+    counts the real rows (``meta["rows"]``); ``docs/three-player.md`` turns rows into CPU time."""
+    return float(level_cost(rules).sum())
+
+
+def level_cost(rules: Rules) -> np.ndarray:
+    """Estimated in-turn rows of each level of score sum (index: the sum in units): every turn
+    start's pass, from its own score to the target plus the cap past it (with a final round:
+    :data:`_MARGIN_SHARE` of the best keep on average), times the policy-iteration steps per
+    cycle. What a level costs is what one machine of a cluster would be handed at once."""
     tb = roll_tables(rules, True)
     target, thr = _units(rules, tb)
-    scores = _scores(target, thr)
+    mb = -(-rules.min_bank // tb.unit)
     margin = _MARGIN_SHARE * tb.max_keep if rules.final_round else 0.0
-    rows = (np.maximum(target - scores, max(thr, 1) * (scores == 0)) + 1 + margin).sum()
-    return float(rows * len(scores) ** 2 * _STEPS_PER_CYCLE)
+    out = np.zeros(3 * target - 2)
+    for level in range(out.shape[0]):
+        cycles = k3.level_cycles(level, target, thr)
+        starts = sum(1 if a == b == c else 3 for a, b, c in cycles)
+        out[level] = (k3.cycle_rows(cycles, target, thr, mb) + margin * starts) * _STEPS_PER_CYCLE
+    return out
 
 
 def final_round_tables(rules: Rules, tb: RollTables, y_max: int, tie: int) -> dict[str, np.ndarray]:
