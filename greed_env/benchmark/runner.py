@@ -219,16 +219,15 @@ def _init_field(rules_dict: dict[str, Any], bot_spec: str, field_specs: Sequence
     _WORKER["oracle"] = optimal_bot(rules, "3p") if exact_field(field_specs) else None
 
 
-def _field_chunk(args: tuple[int, int, int]) -> tuple[int, np.ndarray, np.ndarray, tuple[float, int]]:
-    """Shares of games ``start .. stop - 1``; against the exact field also each game's regret
-    estimate (the seat's equilibrium value less the bot's regret), and the bot's total regret
-    and number of decisions."""
+def _field_chunk(args: tuple[int, int, int]) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """Shares of games ``start .. stop - 1``; against the exact field also the bot's regret in
+    each game, and its number of decisions."""
     start, stop, seed = args
     rules, bot, others, oracle = _WORKER["rules"], _WORKER["bot"], _WORKER["field"], _WORKER["oracle"]
     n = len(others) + 1
     shares = np.empty(stop - start)
-    estimates = np.full(stop - start, np.nan)
-    regret, decisions = 0.0, 0
+    regrets = np.full(stop - start, np.nan)
+    decisions = 0
     for k, i in enumerate(range(start, stop)):
         seat = i % n
         player = bot if oracle is None else RegretProbe(bot, oracle)
@@ -236,29 +235,28 @@ def _field_chunk(args: tuple[int, int, int]) -> tuple[int, np.ndarray, np.ndarra
         dice_rng, bot_rngs = _game_rngs(seed, i, n)
         shares[k] = play_game(rules, bots, dice_rng, bot_rngs, first_player=0)[seat]
         if isinstance(player, RegretProbe):
-            estimates[k] = oracle.start_values(new_game(rules, n, first_player=0))[seat] - player.regret
-            regret += player.regret
+            regrets[k] = player.regret
             decisions += player.decisions
-    return start, shares, estimates, (regret, decisions)
+    return start, shares, regrets, decisions
 
 
 def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
     chunks = [(a, min(a + _CHUNK, task.games), task.seed) for a in range(0, task.games, _CHUNK)]
     init = (rules.to_dict(), bot, list(task.field))
-    parts: dict[int, tuple[np.ndarray, np.ndarray, tuple[float, int]]] = {}
+    parts: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}  # shares, regrets, decisions
     done = 0
     if workers <= 1:
         _init_field(*init)
         for c in chunks:
-            start, shares, estimates, decisions = _field_chunk(c)
-            parts[start] = (shares, estimates, decisions)
+            start, shares, regrets, decisions = _field_chunk(c)
+            parts[start] = (shares, regrets, decisions)
             done += shares.size
             if progress:
                 progress(done, task.games)
     else:
         with mp.get_context("spawn").Pool(min(workers, len(chunks)), _init_field, init) as pool:
-            for start, shares, estimates, decisions in pool.imap_unordered(_field_chunk, chunks):
-                parts[start] = (shares, estimates, decisions)
+            for start, shares, regrets, decisions in pool.imap_unordered(_field_chunk, chunks):
+                parts[start] = (shares, regrets, decisions)
                 done += shares.size
                 if progress:
                     progress(done, task.games)
@@ -270,14 +268,17 @@ def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progr
         "shared": int(((shares > 0) & (shares < 1)).sum()),
     }
     if exact_field(task.field):
-        estimates = np.concatenate([parts[k][1] for k in sorted(parts)])
-        regret = sum(parts[k][2][0] for k in parts)
-        decisions = sum(parts[k][2][1] for k in parts)
-        reg = mean_ci(estimates)
+        # the seats' equilibrium values follow the fixed seat schedule: only the regret is noise
+        regrets = np.concatenate([parts[k][1] for k in sorted(parts)])
+        decisions = sum(parts[k][2] for k in parts)
+        values = optimal_bot(rules, "3p").start_values(new_game(rules, task.seats, first_player=0))
+        seat_value = float(np.mean([values[i % task.seats] for i in range(task.games)]))
+        reg = mean_ci(regrets)
         extra.update(
-            regret_estimate=reg.mean,
+            regret_estimate=seat_value - reg.mean,
             regret_estimate_ci95=reg.half_width,
-            mean_regret_per_decision=regret / decisions if decisions else 0.0,
+            seat_value=seat_value,
+            mean_regret_per_decision=float(regrets.sum()) / decisions if decisions else 0.0,
             decisions=decisions,
         )
     return TaskResult(task.id, task.protocol(), est.mean, est.half_width, extra)

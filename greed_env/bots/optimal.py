@@ -113,6 +113,15 @@ class SolverBot:
         self.name = name
         self.description = OPTIMAL_DESCRIPTIONS.get(objective, f"exact solver: objective {objective}")
 
+    def seats_refusal(self, seats: int) -> str:
+        """Why the bot cannot play a game of ``seats`` players, in one line ("" when it can):
+        ``optimal-duel`` plays two, ``optimal-3p`` three, the other objectives any number."""
+        wanted = {"duel": 2, "3p": 3}.get(self.objective)
+        if wanted is None or seats == wanted:
+            return ""
+        words = {2: "two", 3: "three"}
+        return f"{self.name} plays {words[wanted]}-player games only, not {seats}"
+
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`RulesMismatchError` unless ``rules`` are the bot's rules."""
         if rules.fingerprint != self.rules.fingerprint:

@@ -22,6 +22,7 @@ import numpy as np
 from greed_env.bots.base import Bot
 from greed_env.bots.errors import BotLoadError
 from greed_env.bots.loader import load as load_bot
+from greed_env.bots.optimal import SolverBot
 from greed_env.commands.argtypes import OutputPathError, check_output_file, seed_int
 from greed_env.commands.rules_cmd import CommandError, add_rules_options, rules_from_args
 from greed_env.rules.config import Rules
@@ -89,6 +90,10 @@ def parse_players(spec: str, rules: Rules) -> list[Seat]:
             f"{rules.name} is played by {rules.min_players}..{rules.max_players} players, "
             f"--players gives {len(seats)}"
         )
+    for seat in seats:
+        why = seat.bot.seats_refusal(len(seats)) if isinstance(seat.bot, SolverBot) else ""
+        if why:
+            raise CommandError(f"--players: {why}")
     return seats
 
 
