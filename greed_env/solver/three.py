@@ -10,9 +10,11 @@ headline is the first player's win probability at the start, ``V[0, 0, 0, 0]``.
 
 Method (``docs/three-player.md``): backward induction over levels of score sum ``a + b + c``
 (a bank raises it; a bust passes the turn with the scores unchanged, so each level's positions
-fall into cycles of three rotations, each solved by policy iteration), the final round (the
-two others' last turns after a player banks the target) valued by the points each still
-needs, and one documented tie-break (``tie``) where moves are equally good for the mover.
+fall into cycles of three rotations, each solved by policy iteration; a cycle where no
+profile of pure policies is an equilibrium gets a mixed one from
+:mod:`greed_env.solver.three_mixed`), the final round (the two others' last turns after a
+player banks the target) valued by the points each still needs, and one documented tie-break
+(``tie``) where moves are equally good for the mover.
 
 >>> from greed_env.rules import preset
 >>> t = solve_three(preset("ten_thousand", target=1000))

@@ -32,10 +32,13 @@ from greed_env.solver.kernels import PARALLEL_MIN_PAIRS
 __all__ = [
     "cycle_rows",
     "final_round_table",
+    "in_turn_pass",
     "last_turn_tables",
     "level_cycles",
+    "middle_margin",
     "mover_margin",
     "solve_level",
+    "start_guess3",
     "three_bank_values",
     "turn_dp3",
 ]
@@ -306,7 +309,7 @@ def three_bank_values(p: int, q: int, r: int, target: int, margin: int, thr: int
 
 
 @njit(cache=True)
-def _pass(p: int, q: int, r: int, x: float, margin: int, target: int, thr: int, min_bank: int, final_round: bool, v: np.ndarray, fin: np.ndarray, tab: tuple, tie: int) -> Any:
+def in_turn_pass(p: int, q: int, r: int, x: float, margin: int, target: int, thr: int, min_bank: int, final_round: bool, v: np.ndarray, fin: np.ndarray, tab: tuple, tie: int) -> Any:
     """One in-turn pass at the turn start ``(p, q, r)``: the mover's value, the bust
     probability and the two others' expected banks (see :func:`turn_dp3`)."""
     num_dice = tab[0]
@@ -389,7 +392,7 @@ def _solve_cycle(a: int, b: int, c: int, v: np.ndarray, iters: np.ndarray, margi
         for it in range(1, max_iter + 1):
             steps += 1
             for i in range(ncyc):
-                val, dd, g1, g2, nr = _pass(st[i, 0], st[i, 1], st[i, 2], x[i], marg[i], target, thr, min_bank, final_round, v, fin, tab, tie)
+                val, dd, g1, g2, nr = in_turn_pass(st[i, 0], st[i, 1], st[i, 2], x[i], marg[i], target, thr, min_bank, final_round, v, fin, tab, tie)
                 mv[i] = val - dd * x[i]
                 dv[i] = dd
                 f1[i] = g1

@@ -97,7 +97,7 @@ def outcome(ctx: CycleContext, v: np.ndarray, state: tuple[int, int, int], x: fl
     margin = 0
     if ctx.final_round:
         margin = int(k3.mover_margin(q, r, x, ctx.target, ctx.p_min, ctx.eps, ctx.fin, ctx.tab[10])[0])
-    val, d, e1, e2, _rows = k3._pass(p, q, r, x, margin, ctx.target, ctx.thr, ctx.min_bank, ctx.final_round,
+    val, d, e1, e2, _rows = k3.in_turn_pass(p, q, r, x, margin, ctx.target, ctx.thr, ctx.min_bank, ctx.final_round,
                                      v, ctx.fin, ctx.tab, ctx.tie)
     return Outcome(x, val - d * x, d, e1, e2)
 
