@@ -116,6 +116,7 @@ def test_corrupt_cache_file_is_not_silently_replaced(tmp_path: Path, monkeypatch
 def test_shipped_tables_load_and_match_their_rules(path: Path) -> None:
     t = SolverTable.load(path)
     assert path.name == t.filename()
-    assert t.rules == preset(t.rules.name)
+    # the three-player table ships at a reduced target (ten_thousand/ffa3-exact-v1 plays it)
+    assert t.rules == preset(t.rules.name, **({"target": t.rules.target} if t.objective == "3p" else {}))
     if t.objective in ("turn", "entry") and not t.rules.carry_over:
         assert abs(solve(t.rules, t.objective).headline - t.headline) < 1e-9
