@@ -200,3 +200,17 @@ def test_greed_play_refuses_solver_bots_at_other_seat_counts() -> None:
     with pytest.raises(CommandError, match=r"^--players: optimal-duel plays two-player games only, not 3$"):
         parse_players("optimal-duel,random,random", rules)
     assert len(parse_players("optimal-3p,random,threshold-300", rules)) == 3
+
+
+def test_upper_envelope_of_policy_lines() -> None:
+    """A mover's candidates: lines ``m + d x``; the envelope keeps the lines that are best
+    somewhere, by increasing bust chance, and a mix sits where two neighbours cross."""
+    from greed_env.solver.three_mixed import Outcome, _breakpoint, _envelope
+
+    lines = [Outcome(0.0, 0.30, 0.10, 0.0, 0.0), Outcome(0.0, 0.25, 0.30, 0.0, 0.0),
+             Outcome(0.0, 0.20, 0.20, 0.0, 0.0),  # below the other two everywhere on [0, 1]
+             Outcome(0.0, 0.10, 0.70, 0.0, 0.0), Outcome(0.0, 0.05, 0.30, 0.0, 0.0)]
+    env = _envelope(lines)
+    assert [(o.m, o.d) for o in env] == [(0.30, 0.10), (0.25, 0.30), (0.10, 0.70)]
+    assert _breakpoint(env[0], env[1]) == pytest.approx(0.25)
+    assert _breakpoint(env[1], env[2]) == pytest.approx(0.375)
