@@ -132,12 +132,13 @@ def _assert_same_arrays(fresh: SolverTable, shipped: SolverTable) -> None:
 def test_shipped_tables_load_and_match_their_rules(path: Path) -> None:
     t = SolverTable.load(path)
     assert path.name == t.filename()
-    assert t.rules == preset(t.rules.name)
+    # the three-player table ships at a reduced target (ten_thousand/ffa3-exact-v1 plays it)
+    assert t.rules == preset(t.rules.name, **({"target": t.rules.target} if t.objective == "3p" else {}))
 
 
 def _resolved_in_the_suite(path: Path) -> bool:
     """Turn, entry and race tables, but Trippn's turn (65 CPU-minutes and 17 GB to solve)."""
-    if path.name.endswith("-duel.npz"):
+    if path.name.endswith(("-duel.npz", "-3p.npz")):
         return False
     return not (path.name.startswith("trippn-") and path.name.endswith("-turn.npz"))
 
