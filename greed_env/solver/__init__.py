@@ -83,7 +83,12 @@ def solve(
     if objective not in OBJECTIVES:
         raise SolverError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
     key = options_key(opts)
-    check_supported(rules, objective)
+    if objective == "3p":
+        from greed_env.solver.three import check_three_supported
+
+        check_three_supported(rules)
+    else:
+        check_supported(rules, objective)
     size = estimate(rules, objective, **opts)
     if not force:
         try:

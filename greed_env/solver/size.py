@@ -49,12 +49,15 @@ __all__ = [
 MAX_SECONDS = 24 * 3600.0
 """Longest estimated solve run without ``force``: a day."""
 
-ROW_SECONDS = {"turn": 2e-5, "race": 2e-5, "duel": 1.5e-5}
+ROW_SECONDS = {"turn": 2e-5, "race": 2e-5, "duel": 1.5e-5, "3p": 2.5e-6}
 """Seconds of one core per in-turn row of a pass over the dice counts, by objective (measured
 on ten_thousand, farkle5 and zilch at small targets; a carry-over row covers a whole dice
 state's keeps and costs about :data:`CARRY_ROW_FACTOR` times more)."""
 
 CARRY_ROW_FACTOR = 4.0
+THREE_ROW_CALIBRATION = 0.69
+"""Rows a three-player solve runs per row :func:`greed_env.solver.three.three_cost` estimates
+(measured at 5,000 points; ten_thousand at 10,000 points: 1.87 billion rows, 3,868 CPU-s)."""
 START_SECONDS = 5.0
 """Tables of the roll groups, kernels loaded from numba's cache: the fixed start of a solve."""
 
@@ -195,6 +198,12 @@ def estimate(rules: Rules, objective: str, cap: int | None = None, floor: int | 
             memory = positions * 25.0 + (6 * n + max_keep) * 2 * _FLOAT
         if rules.final_round:
             rows += (6.0 * n + max_keep) ** 2
+    elif objective == "3p":
+        from greed_env.solver.three import three_cost
+
+        positions = float(n) ** 3
+        rows = three_cost(rules) * THREE_ROW_CALIBRATION
+        memory = positions * 11 * _FLOAT  # values, iterations, margins, the compact copy: 702 MiB measured at 10,000
     else:
         raise SolverError(f"unknown objective {objective!r}")
     seconds = START_SECONDS + rows * ROW_SECONDS.get(objective, ROW_SECONDS["turn"]) * factor

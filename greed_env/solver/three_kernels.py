@@ -64,7 +64,7 @@ def turn_dp3(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_e1: np.ndarray, 
 
     The turn-start value is at ``t = 0`` with ``num_dice`` dice (banking 0 is never legal).
     """
-    num_dice, _hot, gs, gp, _ga, pb, ost, _osc, _om, ooff, _max_keep = tab
+    num_dice, _hot, gs, gp, _ga, pb, ost, _osc, _om, ooff, _max_keep, _pw = tab
     width = num_dice + 1
     size = bank_val.shape[0]
     for t in range(size - 1, t_cap - 1, -1):

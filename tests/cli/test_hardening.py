@@ -180,7 +180,7 @@ def test_two_player_bots_are_refused_in_bigger_games(capsys: pytest.CaptureFixtu
     for players, bot in (("random,ladder-30,random", "ladder-30"), ("random,optimal,threshold", "optimal")):
         code, out, err = _run(["play", "--rules", "ten_thousand", "--players", players, "--seed", "1"], capsys)
         assert code == 2 and out == ""  # at load, not mid-game
-        _one_line(err, f"'{bot}'", "two-player games only", "3 players")
+        _one_line(err, f"'{bot}'", "leader-duel plays the duel policy", "not a game of 3 players")
     with pytest.raises(SeatCountError, match="'optimal-duel' plays two-player games only, not a game of 3"):
         gym.make("greed_env/Duel-v0", opponent="optimal", num_players=3)
     for opponent, seats in (("optimal", 2), ("leader-duel", 3), ("optimal-turn", 3)):
@@ -195,14 +195,14 @@ def test_a_three_seat_duel_is_refused_alike_under_every_rule_book(capsys: pytest
         code, out, err = _run(["eval", "random", "--rules", rules, "--objective", "duel", "--num-players", "3",
                                "--episodes", "10", "--no-progress"], capsys)
         assert code == 2 and out == ""
-        messages.append(_one_line(err, "'optimal'", "two-player games only", "3 players"))
+        messages.append(_one_line(err, "'optimal'", "leader-duel plays the duel policy", "not a game of 3 players"))
     assert messages[0] == messages[1]
     with pytest.raises(SeatCountError):
         evaluate("random", preset("ten_thousand"), "duel", episodes=10, num_players=3, opponent="optimal")
     field = next(t for t in match_tasks(["ten_thousand/*"]) if t.seats > 2)
     code, out, err = _run(["benchmark", field.id, "--bot", "optimal", "--no-progress"], capsys)
     assert code == 2 and out == ""  # before the plan and the games
-    _one_line(err, "'optimal'", "two-player games only", f"{field.seats} players")
+    _one_line(err, "'optimal'", "leader-duel plays the duel policy", f"not a game of {field.seats} players")
 
 
 # ------------------------------------------------------------------------------------------

@@ -195,9 +195,9 @@ def test_greed_play_refuses_solver_bots_at_other_seat_counts() -> None:
     from greed_env.commands.rules_cmd import CommandError
 
     rules = preset("ten_thousand", target=1000)
-    with pytest.raises(CommandError, match=r"^--players: optimal-3p plays three-player games only, not 2$"):
+    with pytest.raises(CommandError, match=r"^--players 'optimal-3p,random': bot 'optimal-3p' plays three-player games only, not a game of 2 players$"):
         parse_players("optimal-3p,random", rules)
-    with pytest.raises(CommandError, match=r"^--players: optimal-duel plays two-player games only, not 3$"):
+    with pytest.raises(CommandError, match=r"^--players 'optimal-duel,random,random': bot 'optimal-duel' plays two-player games only, not a game of 3 players"):
         parse_players("optimal-duel,random,random", rules)
     assert len(parse_players("optimal-3p,random,threshold-300", rules)) == 3
 
