@@ -19,7 +19,7 @@ import time
 import torch
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
-from greed_env.envs.catalog import ActionCatalog
+from greed_env.spaces.catalog import ActionCatalog
 from greed_env.train.features import LeanMaskableCategorical
 
 

@@ -29,9 +29,9 @@ import argparse
 
 import numpy as np
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.evaluation import resolve_bot
 from greed_env.rules import Phase, preset
+from greed_env.spaces.catalog import ActionCatalog
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import EpisodeBatch
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.duel import DuelEnv
 from greed_env.evaluation import optimal_bot, resolve_bot, yardstick_rules
 from greed_env.rules import Phase, Rules, State, preset
+from greed_env.spaces.catalog import ActionCatalog
 
 SITUATIONS = ("entry", "final round", "opponent near", "me near", "other")
 

@@ -18,10 +18,10 @@ import numpy as np
 
 from greed_env.bots.cards import check_compatible, load_card, rules_mismatch_message
 from greed_env.bots.errors import CorruptBotError, RulesMismatchError
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, encode_observation
 from greed_env.rules.config import Rules
 from greed_env.rules.game import Move, State
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM, encode_observation
 
 __all__ = ["OnnxBot", "masked_argmax"]
 

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, encode_observation
 from greed_env.rules import Move, Rules, State, new_game
 from greed_env.rules.play import play_out
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM, encode_observation
 
 __all__ = ["batch_moves", "play_game"]
 

@@ -24,9 +24,9 @@ from greed_env.bots.errors import (
     ObsSpecMismatchError,
     RulesMismatchError,
 )
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
 from greed_env.rules import Move, Rules, State
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
 
 __all__ = ["PPOBot", "load_sb3_model", "model_rules"]
 

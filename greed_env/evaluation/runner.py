@@ -17,11 +17,11 @@ import numpy as np
 from greed_env.bots.base import Bot
 from greed_env.bots.optimal import optimal_available, optimal_bot
 from greed_env.bots.play import batch_moves
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.duel import DuelEnv
 from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE_OBJECTIVES
 from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.evaluation.duel import vector_duel_supported, vector_duel_values
+from greed_env.evaluation.policy_value import EnumerationLimit, turn_value
 from greed_env.evaluation.regret import banked_lead, regret_of
 from greed_env.evaluation.resolve import BotSource, bot_label, resolve_bot
 from greed_env.evaluation.result import EvalResult
@@ -32,8 +32,8 @@ from greed_env.evaluation.yardstick import (
     solver_module,
     yardstick_rules,
 )
-from greed_env.policy_value import EnumerationLimit, turn_value
 from greed_env.rules import Move, Phase, Rules, State
+from greed_env.spaces.catalog import ActionCatalog
 
 OBJECTIVES = (*SOLITAIRE_OBJECTIVES, "duel")
 """What :func:`evaluate` measures: the objectives of ``Solitaire-v0`` and the ``Duel-v0`` game
@@ -252,7 +252,7 @@ def evaluate(
         batch: episodes played in lock-step per process (policies act on a whole batch).
         progress: called with the number of finished episodes after each finished chunk.
         exact: ``turn`` only: also compute the bot's exact expected turn score by enumerating
-            every roll it can meet (:func:`greed_env.policy_value.turn_value`; the bot must be
+            every roll it can meet (:func:`greed_env.evaluation.policy_value.turn_value`; the bot must be
             deterministic; seconds to a minute of CPU).
         exact_max_positions: with ``exact``, give up the exact value (None in the result)
             when the bot's turns reach more positions than this (an untrained policy that

@@ -27,9 +27,9 @@ from gymnasium import spaces
 
 from greed_env.bots.errors import BotLoadError
 from greed_env.bots.numpy_backend import NumpyPolicy
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, observation_bounds
 from greed_env.rules import Rules, resolve_rules
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM, observation_bounds
 
 __all__ = ["SNAPSHOT_PATTERN", "SelfPlayEnv", "SnapshotPool", "snapshot_name"]
 

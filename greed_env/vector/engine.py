@@ -23,8 +23,8 @@ import numpy as np
 from greed_env.bots.base import Bot, RandomBot, ThresholdBot
 from greed_env.bots.loader import as_bot
 from greed_env.bots.optimal import SolverBot
-from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import Phase, Rules, State
+from greed_env.spaces.observation import OBS_DIM
 from greed_env.vector import kernels as K
 from greed_env.vector.layout import decode_row, encode_state
 from greed_env.vector.pool import RowPool, default_threads

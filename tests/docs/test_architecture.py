@@ -16,18 +16,17 @@ PACKAGE = ROOT / "greed_env"
 ALLOWED: dict[str, set[str]] = {
     "rules": set(),
     "files": set(),
-    "data": set(),
+    "spaces": {"rules"},
     "solver": {"rules", "files"},
-    "envs": {"rules", "bots"},
-    "pettingzoo": {"rules", "envs"},
-    "bots": {"rules", "files", "envs", "solver"},
-    "vector": {"rules", "envs", "solver", "bots"},
-    "policy_value": {"rules", "bots"},
-    "evaluation": {"rules", "files", "envs", "solver", "vector", "bots", "policy_value"},
-    "rllib": {"rules", "files", "envs", "pettingzoo", "bots", "vector"},
-    "train": {"rules", "files", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "policy_value", "rllib", "benchmark"},
+    "bots": {"rules", "files", "spaces", "solver"},
+    "envs": {"rules", "spaces", "bots"},
+    "pettingzoo": {"rules", "spaces", "envs"},
+    "vector": {"rules", "spaces", "envs", "solver", "bots"},
+    "evaluation": {"rules", "files", "spaces", "envs", "solver", "vector", "bots"},
+    "rllib": {"rules", "files", "spaces", "envs", "pettingzoo", "bots", "vector"},
+    "train": {"rules", "files", "spaces", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "rllib", "benchmark"},
     "benchmark": {"rules", "files", "bots", "evaluation"},
-    "commands": {"rules", "files", "envs", "solver", "vector", "bots", "evaluation", "policy_value", "train", "benchmark"},
+    "commands": {"rules", "files", "spaces", "envs", "solver", "vector", "bots", "evaluation", "train", "benchmark"},
     "cli": {"commands", "solver"},  # solver.progress: tables solved on demand report on stderr
 }
 """Part -> the other parts it may import (the package face ``greed_env`` and ``__init__`` aside)."""
@@ -98,6 +97,63 @@ def test_parts_import_only_what_the_architecture_allows() -> None:
             if a == "envs" and b == "bots" and t not in ENVS_MAY_USE_FROM_BOTS:
                 broken.append(f"{m} -> {t} (envs take only the bot protocol and the loader)")
     assert not broken, "imports against docs/architecture.md:\n" + "\n".join(sorted(broken))
+
+
+def part_graph() -> dict[str, set[str]]:
+    """Part -> the other parts its modules import (the package face ``greed_env`` aside)."""
+    out: dict[str, set[str]] = {}
+    for m, targets in edges().items():
+        for t in targets:
+            a, b = part(m), part(t)
+            if a != b and "greed_env" not in (a, b):
+                out.setdefault(a, set()).add(b)
+    return out
+
+
+def _loops(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The paths that come back to where they started, one per loop found (depth-first)."""
+    loops: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(v: str, path: list[str]) -> None:
+        state[v] = 1
+        for w in sorted(graph.get(v, ())):
+            if state.get(w) == 1:
+                loops.append([*path[path.index(w):], w])
+            elif w not in state:
+                visit(w, [*path, w])
+        state[v] = 2
+
+    for v in sorted(graph):
+        if v not in state:
+            visit(v, [v])
+    return loops
+
+
+def test_parts_lean_one_way() -> None:
+    """No two parts import each other, however indirectly: envs sit above bots (Duel-v0's
+    opponent comes from the bot loader), bots read the shared formats of spaces/."""
+    assert _loops({a: set(b) for a, b in ALLOWED.items()}) == [], "the table itself has a loop"
+    assert _loops(part_graph()) == []
+
+
+def test_bots_import_nothing_from_envs() -> None:
+    bad = sorted(f"{m} -> {t}" for m, ts in edges().items() if part(m) == "bots" for t in ts if part(t) == "envs")
+    assert bad == []
+
+
+def test_old_names_of_the_formats_still_import() -> None:
+    """``greed_env.envs.catalog`` / ``.observation`` are the modules of ``greed_env.spaces``."""
+    code = (
+        "from greed_env.envs.catalog import ActionCatalog\n"
+        "from greed_env.envs.observation import OBS_DIM\n"
+        "import greed_env.envs.observation as old, greed_env.spaces.observation as new\n"
+        "import greed_env.spaces as spaces\n"
+        "assert ActionCatalog is spaces.ActionCatalog and OBS_DIM == spaces.OBS_DIM and old is new\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "ok"
 
 
 def test_no_import_cycle_between_modules() -> None:

@@ -44,7 +44,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from greed_env.envs.common import action_index
 from greed_env.rules import (
     IllegalKeep,
     IllegalMove,
@@ -56,12 +55,13 @@ from greed_env.rules import (
     can_reroll_all,
     current_keep_options,
     legal_moves,
+    parse_move,
     read_keep,
     resolve_rules,
     tap_reading,
 )
 
-__all__ = ["ACTION_CATALOG_VERSION", "ActionCatalog", "ActionEntry", "catalog_version"]
+__all__ = ["ACTION_CATALOG_VERSION", "ActionCatalog", "ActionEntry", "action_index", "catalog_version"]
 
 ACTION_CATALOG_VERSION = 2
 """The newest catalog format. A rules configuration's catalog carries the version of the last
@@ -73,6 +73,30 @@ every order-free rule set, whose ids have not changed."""
 def catalog_version(rules: Rules) -> int:
     """The catalog version of ``rules`` (what cards of bots trained on it record)."""
     return 2 if rules.carry_over else 1
+
+
+def action_index(action: Any, n: int) -> int:
+    """The action id ``action`` stands for, in ``0..n-1``.
+
+    Python and numpy integers and 0-d integer arrays are accepted; ``True``/``False``, floats
+    (even ``2.0``), strings and arrays of other shapes are refused, so a bug that feeds a
+    probability or a flag as an action fails at once.
+
+    Raises:
+        ValueError: the action is not an integer id, or lies outside ``0..n-1``.
+    """
+    value = action
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ValueError(
+            f"action must be an integer id in 0..{n - 1}, got {action!r} ({type(action).__name__})"
+        )
+    a = int(value)
+    if not 0 <= a < n:
+        raise ValueError(f"action {a} is outside the action space 0..{n - 1}")
+    return a
+
 
 FACES = (1, 2, 3, 4, 5, 6)
 _KEEP_CACHE_LIMIT = 1 << 18
@@ -298,8 +322,6 @@ class ActionCatalog:
         if isinstance(item, str):
             if item in self.labels:
                 return self.labels.index(item)
-            from greed_env.rules import parse_move
-
             item = parse_move(item)
         kind, taps = (item.kind, item.taps) if isinstance(item, Move) else item
         if kind != "keep":
