@@ -291,7 +291,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--leaderboard", default=None, metavar="FILE", help="write the leaderboard of --bots into FILE (.md)")
     p.add_argument("--bots", default=None, metavar="A,B,C", help="with --leaderboard: the bots to rank")
     p.add_argument("--board", default=None, metavar="NAME", help="with --leaderboard: a named board's bots and tasks (v1: docs/benchmark.md)")
-    p.add_argument("--results", default="benchmark-results", metavar="DIR", help="with --leaderboard: per-bot result files (reused; the board shows them all)")
+    p.add_argument("--results", default="leaderboard", metavar="DIR", help="with --leaderboard: per-bot result files (reused; the board shows them all)")
     p.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_main)

@@ -5,7 +5,7 @@
 docstrings; building every catalog at import would cost time, so it is a literal checked
 against :func:`catalog_sizes_table` by the tests. ``docs/envs.md`` holds
 :func:`generated_block` between ``<!-- BEGIN GENERATED -->`` and ``<!-- END GENERATED -->``;
-``python benchmarks/gen_env_docs.py`` rewrites it and a test checks the file is current.
+``python scripts/gen_env_docs.py`` rewrites it and a test checks the file is current.
 
 >>> catalog_sizes_table() == CATALOG_SIZES_DOC
 True

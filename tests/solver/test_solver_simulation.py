@@ -1,6 +1,6 @@
 """OptimalBot played in the engine reproduces the tables' headline values (within 3 SE).
 
-Small targets keep these fast; the full-size checks live in benchmarks/bench_solver.py.
+Small targets keep these fast; the full-size checks live in scripts/bench_solver.py.
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ docs/results.md ("Greed's first keep: what the training signal says") reports:
 
 Usage::
 
-    python benchmarks/greed_regret.py greed/ppo-turn
-    python benchmarks/greed_regret.py runs/bench_ppo/greed__turn__w2mebar__1/model.zip --turns 3000
-    python benchmarks/greed_regret.py MODEL.zip --first-keep 112345 123455 --engine 3000 --critic 10000
+    python scripts/greed_regret.py greed/ppo-turn
+    python scripts/greed_regret.py runs/bench_ppo/greed__turn__w2mebar__1/model.zip --turns 3000
+    python scripts/greed_regret.py MODEL.zip --first-keep 112345 123455 --engine 3000 --critic 10000
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ times that step alone (no network) on random logits for 2,048 positions, with sb
 
 Usage::
 
-    python benchmarks/bench_masked_dist.py --presets ten_thousand progressive
+    python scripts/bench_masked_dist.py --presets ten_thousand progressive
 """
 
 from __future__ import annotations

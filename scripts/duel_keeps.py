@@ -19,8 +19,8 @@ keeps. ``docs/results.md`` reports the committed duel bot and the turn policy it
 
 Usage::
 
-    python benchmarks/duel_keeps.py ten_thousand/ppo-duel --games 600
-    python benchmarks/duel_keeps.py runs/bench_ppo/ten_thousand__turn__ppo__1/model.zip
+    python scripts/duel_keeps.py ten_thousand/ppo-duel --games 600
+    python scripts/duel_keeps.py runs/bench_ppo/ten_thousand__turn__ppo__1/model.zip
 """
 
 from __future__ import annotations
