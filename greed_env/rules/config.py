@@ -571,6 +571,16 @@ def _check(cond: bool, key: str, allowed: str, value: Any) -> None:
 
 
 def _validate(r: Rules) -> None:
+    """Refuse a configuration no game can be played by (:class:`RulesError` naming the field):
+    each field in its range, then the fields that only make sense together."""
+    _check_game(r)
+    _check_scoring(r)
+    _check_turns_and_seats(r)
+    _check_combinations(r)
+
+
+def _check_game(r: Rules) -> None:
+    """The dice, the target, the rounds, coming in and banking."""
     _check(isinstance(r.num_dice, int) and 1 <= r.num_dice <= 8, "num_dice", "1..8", r.num_dice)
     _check(
         isinstance(r.target, int)
@@ -595,6 +605,10 @@ def _validate(r: Rules) -> None:
     )
     _check(r.entry_scope in ENTRY_SCOPES, "entry_scope", " | ".join(ENTRY_SCOPES), r.entry_scope)
     _check(r.min_bank >= 0, "min_bank", ">= 0", r.min_bank)
+
+
+def _check_scoring(r: Rules) -> None:
+    """The scoring tables: per-face values, set growth, straights, combinations, bonuses."""
     for key in ("single_values", "pair_values", "triple_values"):
         v = getattr(r, key)
         _check(
@@ -644,6 +658,17 @@ def _validate(r: Rules) -> None:
     ):
         v = getattr(r, key)
         _check(isinstance(v, int) and v >= 0, key, "an integer >= 0", v)
+    for key in ("single_values", "pair_values", "triple_values"):
+        _check(
+            all(x % 50 == 0 for x in getattr(r, key)) or key == "single_values",
+            key,
+            "multiples of 50",
+            getattr(r, key),
+        )
+
+
+def _check_turns_and_seats(r: Rules) -> None:
+    """Bust penalties, who starts, ties, the number of players and the horizons."""
     _check(
         not (r.bust_penalty and not r.bust_penalty_after),
         "bust_penalty_after",
@@ -662,6 +687,10 @@ def _validate(r: Rules) -> None:
     )
     _check(r.horizon_rounds >= 1, "horizon_rounds", ">= 1", r.horizon_rounds)
     _check(r.rolloff_horizon >= 1, "rolloff_horizon", ">= 1", r.rolloff_horizon)
+
+
+def _check_combinations(r: Rules) -> None:
+    """Fields that need others: a rule that only exists alongside another one."""
     _check(not (r.trippn and not r.carry_over), "trippn", "only with carry_over=True", r.trippn)
     _check(
         not (r.tie_rule == "split_vote" and not r.exact_target),
@@ -700,13 +729,6 @@ def _validate(r: Rules) -> None:
         raise RulesError(
             "rules field 'tie_rule' = 'first_finisher' needs final_round=True or "
             "exact_target=True: otherwise the first to reach the target wins and no tie arises"
-        )
-    for key in ("single_values", "pair_values", "triple_values"):
-        _check(
-            all(x % 50 == 0 for x in getattr(r, key)) or key == "single_values",
-            key,
-            "multiples of 50",
-            getattr(r, key),
         )
 
 
