@@ -75,29 +75,6 @@ def catalog_version(rules: Rules) -> int:
     return 2 if rules.carry_over else 1
 
 
-def action_index(action: Any, n: int) -> int:
-    """The action id ``action`` stands for, in ``0..n-1``.
-
-    Python and numpy integers and 0-d integer arrays are accepted; ``True``/``False``, floats
-    (even ``2.0``), strings and arrays of other shapes are refused, so a bug that feeds a
-    probability or a flag as an action fails at once.
-
-    Raises:
-        ValueError: the action is not an integer id, or lies outside ``0..n-1``.
-    """
-    value = action
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise ValueError(
-            f"action must be an integer id in 0..{n - 1}, got {action!r} ({type(action).__name__})"
-        )
-    a = int(value)
-    if not 0 <= a < n:
-        raise ValueError(f"action {a} is outside the action space 0..{n - 1}")
-    return a
-
-
 FACES = (1, 2, 3, 4, 5, 6)
 _KEEP_CACHE_LIMIT = 1 << 18
 
@@ -400,3 +377,26 @@ class ActionCatalog:
             "pairs_first": sum(e.reading == "pairs" for e in keeps),
             "kinds": [e.kind for e in self.entries if e.kind != "keep"],
         }
+
+
+def action_index(action: Any, n: int) -> int:
+    """The action id ``action`` stands for, in ``0..n-1``.
+
+    Python and numpy integers and 0-d integer arrays are accepted; ``True``/``False``, floats
+    (even ``2.0``), strings and arrays of other shapes are refused, so a bug that feeds a
+    probability or a flag as an action fails at once.
+
+    Raises:
+        ValueError: the action is not an integer id, or lies outside ``0..n-1``.
+    """
+    value = action
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ValueError(
+            f"action must be an integer id in 0..{n - 1}, got {action!r} ({type(action).__name__})"
+        )
+    a = int(value)
+    if not 0 <= a < n:
+        raise ValueError(f"action {a} is outside the action space 0..{n - 1}")
+    return a
