@@ -99,108 +99,130 @@ def turn_value(
     rng = rng if rng is not None else np.random.default_rng(_ROLL_RNG_SEED)
     solo = rules if rules.min_players <= 1 else rules.replace(min_players=1)
     start = new_game(solo, 1)._replace(entered=(True,))
-    start_turn, start_score = start.turns[0], start.scores[0]
-
-    index: dict[State, int] = {}
-    reward: list[float] = []  # terminal value, or 0.0
-    capped: list[bool] = []
-    terminal: list[bool] = []
-    rows: list[int] = []
-    cols: list[int] = []
-    probs: list[float] = []
-    decisions = 0
-
-    def node(s: State) -> tuple[int, bool]:
-        """Index of ``s`` (new: True when it still has to be expanded)."""
-        k = _key(s)
-        i = index.get(k)
-        if i is not None:
-            return i, False
-        i = len(reward)
-        if i >= max_positions:
-            raise EnumerationLimit(
-                f"the bot's turns reach more than {max_positions:,} positions (raise max_positions "
-                "or lower cap_points)"
-            )
-        index[k] = i
-        over = s.phase == Phase.OVER or s.turns[0] != start_turn
-        if over:
-            if s.phase == Phase.OVER and s.scores[0] == start_score:
-                gain = s.turn_total
-            else:
-                gain = s.scores[0] - start_score
-            reward.append(float(gain))
-            capped.append(False)
-            terminal.append(True)
-            return i, False
-        if s.turn_total >= cap_points:
-            reward.append(float(s.turn_total))
-            capped.append(True)
-            terminal.append(True)
-            return i, False
-        reward.append(0.0)
-        capped.append(False)
-        terminal.append(False)
-        return i, True
-
-    root, _ = node(start)
-    chance_todo: list[State] = [start]
-    decision_todo: list[State] = []
-    while chance_todo or decision_todo:
-        while chance_todo:
-            s = chance_todo.pop()
-            i = index[_key(s)]
-            for roll, p in chance_outcomes(rules, s):
-                t = apply_roll(rules, s, roll)
-                j, new = node(t)
-                rows.append(i)
-                cols.append(j)
-                probs.append(p)
-                if new:
-                    (chance_todo if is_chance(t) else decision_todo).append(t)
-        if decision_todo:
-            wave, decision_todo = decision_todo[:batch], decision_todo[batch:]
-            decisions += len(wave)
-            for s, move in zip(wave, batch_moves(bot, rules, wave, rng), strict=True):
-                t = apply(rules, s, move)
-                j, new = node(t)
-                rows.append(index[_key(s)])
-                cols.append(j)
-                probs.append(1.0)
-                if new:
-                    (chance_todo if is_chance(t) else decision_todo).append(t)
-
-    n = len(reward)
-    r = np.asarray(reward)
-    term = np.asarray(terminal)
-    cap_mask = np.asarray(capped, dtype=np.float64)
-    row = np.asarray(rows, dtype=np.int64)
-    col = np.asarray(cols, dtype=np.int64)
-    w = np.asarray(probs)
-    # Jacobi iteration on V = R (terminal) | sum_j P_ij V_j; pass 2 values at once: points and
-    # the probability of reaching the cap.
-    v = np.where(term, r, 0.0)
-    c = cap_mask.copy()
-    sweeps = 0
-    while sweeps < max_sweeps:
-        sweeps += 1
-        v_new = np.where(term, r, np.bincount(row, weights=w * v[col], minlength=n))
-        c_new = np.where(term, cap_mask, np.bincount(row, weights=w * c[col], minlength=n))
-        delta = max(float(np.max(np.abs(v_new - v))), float(np.max(np.abs(c_new - c))) * 1e3)
-        v, c = v_new, c_new
-        if delta <= tol * max(1.0, abs(float(v[root]))):
-            break
-    else:  # pragma: no cover - only a risk-free endless policy gets here
-        raise ValueError(
-            f"the turn values did not converge in {max_sweeps} sweeps: the policy can keep "
-            "rolling without risk forever"
-        )
+    graph = _TurnGraph(start, cap_points, max_positions)
+    decisions = graph.expand(bot, rules, rng, batch)
+    value, p_cap, sweeps = graph.solve(tol, max_sweeps)
     return TurnValue(
-        value=float(v[root]),
-        p_cap=float(c[root]),
+        value=value,
+        p_cap=p_cap,
         cap_points=int(cap_points),
-        positions=n,
+        positions=len(graph.reward),
         decisions=decisions,
         sweeps=sweeps,
     )
 
+
+class _TurnGraph:
+    """The positions of one turn under a bot's play and the transitions between them.
+
+    Every position is a node: terminal ones (the turn is over, or its total reached the cap)
+    carry their banked points, the others the probability-weighted edges to what follows them
+    (a chance node: one edge per roll; a decision: one edge, the bot's move).
+    """
+
+    def __init__(self, start: State, cap_points: int, max_positions: int) -> None:
+        self.start = start
+        self.cap_points = cap_points
+        self.max_positions = max_positions
+        self.index: dict[State, int] = {}
+        self.reward: list[float] = []  # terminal value, or 0.0
+        self.capped: list[bool] = []
+        self.terminal: list[bool] = []
+        self.rows: list[int] = []
+        self.cols: list[int] = []
+        self.probs: list[float] = []
+        self.root, _ = self.node(start)
+
+    def node(self, s: State) -> tuple[int, bool]:
+        """Index of ``s`` (new: True when it still has to be expanded).
+
+        Raises:
+            EnumerationLimit: a node past ``max_positions``.
+        """
+        k = _key(s)
+        i = self.index.get(k)
+        if i is not None:
+            return i, False
+        i = len(self.reward)
+        if i >= self.max_positions:
+            raise EnumerationLimit(
+                f"the bot's turns reach more than {self.max_positions:,} positions (raise "
+                "max_positions or lower cap_points)"
+            )
+        self.index[k] = i
+        start = self.start
+        if s.phase == Phase.OVER or s.turns[0] != start.turns[0]:
+            if s.phase == Phase.OVER and s.scores[0] == start.scores[0]:
+                gain = s.turn_total
+            else:
+                gain = s.scores[0] - start.scores[0]
+            self._add(float(gain), capped=False, terminal=True)
+            return i, False
+        if s.turn_total >= self.cap_points:
+            self._add(float(s.turn_total), capped=True, terminal=True)
+            return i, False
+        self._add(0.0, capped=False, terminal=False)
+        return i, True
+
+    def _add(self, reward: float, capped: bool, terminal: bool) -> None:
+        self.reward.append(reward)
+        self.capped.append(capped)
+        self.terminal.append(terminal)
+
+    def _edge(self, i: int, t: State, p: float, chance: list[State], decision: list[State]) -> None:
+        """An edge ``i -> t`` of probability ``p``; a new ``t`` joins the work list it needs."""
+        j, new = self.node(t)
+        self.rows.append(i)
+        self.cols.append(j)
+        self.probs.append(p)
+        if new:
+            (chance if is_chance(t) else decision).append(t)
+
+    def expand(self, bot: Bot, rules: Rules, rng: np.random.Generator, batch: int) -> int:
+        """Expand every position the turn reaches: chance nodes into their exact roll
+        distribution, decisions by asking ``bot`` in waves of ``batch`` positions (one batched
+        call per wave). Returns the number of decisions asked."""
+        chance: list[State] = [self.start]
+        decision: list[State] = []
+        decisions = 0
+        while chance or decision:
+            while chance:
+                s = chance.pop()
+                i = self.index[_key(s)]
+                for roll, p in chance_outcomes(rules, s):
+                    self._edge(i, apply_roll(rules, s, roll), p, chance, decision)
+            if decision:
+                wave, decision = decision[:batch], decision[batch:]
+                decisions += len(wave)
+                for s, move in zip(wave, batch_moves(bot, rules, wave, rng), strict=True):
+                    self._edge(self.index[_key(s)], apply(rules, s, move), 1.0, chance, decision)
+        return decisions
+
+    def solve(self, tol: float, max_sweeps: int) -> tuple[float, float, int]:
+        """``(value, p_cap, sweeps)`` of the root, by Jacobi iteration on V = R (terminal) |
+        sum_j P_ij V_j, two values at once: points and the probability of reaching the cap.
+
+        Raises:
+            ValueError: no convergence in ``max_sweeps`` sweeps.
+        """
+        n = len(self.reward)
+        r = np.asarray(self.reward)
+        term = np.asarray(self.terminal)
+        cap_mask = np.asarray(self.capped, dtype=np.float64)
+        row = np.asarray(self.rows, dtype=np.int64)
+        col = np.asarray(self.cols, dtype=np.int64)
+        w = np.asarray(self.probs)
+        v = np.where(term, r, 0.0)
+        c = cap_mask.copy()
+        root = self.root
+        for sweeps in range(1, max_sweeps + 1):
+            v_new = np.where(term, r, np.bincount(row, weights=w * v[col], minlength=n))
+            c_new = np.where(term, cap_mask, np.bincount(row, weights=w * c[col], minlength=n))
+            delta = max(float(np.max(np.abs(v_new - v))), float(np.max(np.abs(c_new - c))) * 1e3)
+            v, c = v_new, c_new
+            if delta <= tol * max(1.0, abs(float(v[root]))):
+                return float(v[root]), float(c[root]), sweeps
+        raise ValueError(  # pragma: no cover - only a risk-free endless policy gets here
+            f"the turn values did not converge in {max_sweeps} sweeps: the policy can keep "
+            "rolling without risk forever"
+        )
