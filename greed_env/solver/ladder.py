@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.files import atomic_write_text
 from greed_env.rules.config import Rules, resolve_rules
 from greed_env.rules.game import (
     Move,
@@ -380,10 +381,7 @@ def write_ladder(path: Path, rules: Rules, rungs: list[Rung], measurements: list
         "rungs": [r.__dict__ for r in rungs],
         "measurements": [m.__dict__ for m in measurements],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "spaces": {"rules"},
     "solver": {"rules", "files"},
     "bots": {"rules", "files", "spaces", "solver"},
-    "envs": {"rules", "spaces", "bots"},
+    "envs": {"rules", "files", "spaces", "bots"},
     "pettingzoo": {"rules", "spaces", "envs"},
     "vector": {"rules", "spaces", "envs", "solver", "bots"},
     "evaluation": {"rules", "files", "spaces", "envs", "solver", "vector", "bots"},
@@ -154,6 +154,80 @@ def test_old_names_of_the_formats_still_import() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "ok"
+
+
+WRITERS_OF_THEIR_OWN = {"greed_env.files", "greed_env.rules.record", "greed_env.rules.docs"}
+"""Modules that write files without ``files.py``: itself, and the two writers of ``rules/``,
+which may import nothing."""
+PARTS_WITH_RUN_FOLDERS = {"train"}
+"""Parts that write outside ``files.py``: training runs (checkpoints renamed into place, CSV logs
+appended to, TensorBoard's own writer)."""
+_WRITE_MODES = set("wax+")
+_RENAMES = {("os", "replace"), ("os", "rename"), ("tempfile", "mkstemp"), ("tempfile", "NamedTemporaryFile")}
+
+
+def _is_tmp(node: ast.AST | None) -> bool:
+    """A write to the temporary file (or its handle) that ``files.atomic_write_with`` hands a
+    writer: it is named ``tmp`` (``fh`` once opened)."""
+    return isinstance(node, ast.Name) and node.id in ("tmp", "fh")
+
+
+def _raw_writes(tree: ast.AST) -> list[int]:
+    """Lines that write or rename a file by hand: ``write_text`` / ``write_bytes``, ``open`` in a
+    writing mode, a one-argument ``Path.replace`` / ``rename``, ``os.replace``, ``shutil``,
+    temporary files, ``np.save*``, ``savefig``, ``tofile``; except on the writer's ``tmp``."""
+    return sorted(node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and _writes_by_hand(node))
+
+
+def _writes_by_hand(node: ast.Call) -> bool:
+    func = node.func
+    first = node.args[0] if node.args else None
+    if isinstance(func, ast.Name):
+        mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+        return func.id == "open" and mode is not None and _writing_mode(mode) and not _is_tmp(first)
+    if not isinstance(func, ast.Attribute):
+        return False
+    owner = func.value.id if isinstance(func.value, ast.Name) else ""
+    name = func.attr
+    if name in ("write_text", "write_bytes") or (name == "open" and first is not None and _writing_mode(first)):
+        return not _is_tmp(func.value)
+    if name in ("replace", "rename"):
+        return len(node.args) == 1 and not node.keywords  # Path.replace(target); str.replace takes two
+    if (owner, name) in _RENAMES or owner == "shutil":
+        return True
+    if (owner in ("np", "numpy") and name.startswith("save")) or name in ("savefig", "tofile"):
+        return not _is_tmp(first)
+    return False
+
+
+def _writing_mode(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_WRITE_MODES & set(node.value))
+
+
+def test_every_file_the_package_writes_goes_through_files() -> None:
+    """docs/architecture.md: files are written atomically by ``files.py`` (outside training runs
+    and the two writers of ``rules/``)."""
+    bad = []
+    for m, f in sorted(modules().items()):
+        if m in WRITERS_OF_THEIR_OWN or part(m) in PARTS_WITH_RUN_FOLDERS:
+            continue
+        bad += [f"{f.relative_to(ROOT)}:{line}" for line in _raw_writes(ast.parse(f.read_text(encoding="utf-8")))]
+    assert bad == [], "files written without greed_env.files:\n" + "\n".join(bad)
+
+
+def test_the_write_check_sees_a_write_by_hand() -> None:
+    code = (
+        "def save(path, text, out):\n"
+        "    tmp = path.with_suffix('.tmp')\n"
+        "    tmp.write_text(text)\n"
+        "    tmp.replace(path)\n"
+        "    path.write_bytes(b'')\n"
+        "    with open(out, 'a') as fh:\n"
+        "        fh.write(text)\n"
+        "    atomic_write_with(path, lambda tmp: open(tmp, 'wb'))\n"
+        "    text.replace('a', 'b')\n"
+    )
+    assert _raw_writes(ast.parse(code)) == [4, 5, 6]
 
 
 def test_no_import_cycle_between_modules() -> None:
