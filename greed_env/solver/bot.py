@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from greed_env.rules.config import Rules
+from greed_env.rules.config import Rules, resolve_rules
 from greed_env.rules.game import (
     BANK,
     BUST,
@@ -231,8 +231,6 @@ class OptimalBot:
     """
 
     def __init__(self, rules: Rules | str, objective: str = "duel", table: SolverTable | None = None) -> None:
-        from greed_env.rules.config import resolve_rules
-
         self.rules = resolve_rules(rules)
         if table is None:
             from greed_env.solver import load_table
