@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from functools import cache
@@ -13,23 +14,24 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "greed_env"
 
-ALLOWED: dict[str, set[str]] = {
-    "rules": set(),
-    "files": set(),
-    "spaces": {"rules"},
-    "solver": {"rules", "files"},
-    "bots": {"rules", "files", "spaces", "solver"},
-    "envs": {"rules", "files", "spaces", "bots"},
-    "pettingzoo": {"rules", "spaces", "envs"},
-    "vector": {"rules", "spaces", "envs", "solver", "bots"},
-    "evaluation": {"rules", "files", "spaces", "envs", "solver", "vector", "bots"},
-    "rllib": {"rules", "files", "spaces", "envs", "pettingzoo", "bots", "vector"},
-    "train": {"rules", "files", "spaces", "envs", "pettingzoo", "solver", "vector", "bots", "evaluation", "rllib", "benchmark"},
-    "benchmark": {"rules", "files", "bots", "evaluation"},
-    "commands": {"rules", "files", "spaces", "envs", "solver", "vector", "bots", "evaluation", "train", "benchmark"},
-    "cli": {"commands", "solver"},  # solver.progress: tables solved on demand report on stderr
-}
-"""Part -> the other parts it may import (the package face ``greed_env`` and ``__init__`` aside)."""
+PAGE = ROOT / "docs" / "architecture.md"
+
+
+def allowed_from_page() -> dict[str, set[str]]:
+    """Part -> the other parts it may import, read from the table of docs/architecture.md: the
+    first cell names the part (``envs/``, ``files.py``), the last lists what it may import (the
+    backticked part names; ``bots.base`` and the like are notes, not parts)."""
+    table: dict[str, set[str]] = {}
+    for line in PAGE.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`") or not line.startswith("|"):
+            continue
+        name = cells[0].strip("`").removesuffix("/").removesuffix(".py")
+        table[name] = {t for t in re.findall(r"`([a-z_]+)`", cells[2])}
+    return table
+
+
+ALLOWED: dict[str, set[str]] = allowed_from_page()
 
 ENVS_MAY_USE_FROM_BOTS = {"greed_env.bots", "greed_env.bots.base", "greed_env.bots.loader"}
 """The environments take the bot protocol and opponent specs from bots/, nothing else."""
@@ -84,6 +86,8 @@ def part(module: str) -> str:
 def test_every_part_is_in_the_table() -> None:
     parts = {part(m) for m in modules()} - {"greed_env"}
     assert parts <= ALLOWED.keys(), f"parts without import rules: {sorted(parts - ALLOWED.keys())}"
+    assert ALLOWED.keys() <= parts, f"rows of docs/architecture.md without a part: {sorted(ALLOWED.keys() - parts)}"
+    assert all(b in ALLOWED for a in ALLOWED for b in ALLOWED[a]), "the table names a part it has no row for"
 
 
 def test_parts_import_only_what_the_architecture_allows() -> None:
@@ -230,6 +234,95 @@ def test_the_write_check_sees_a_write_by_hand() -> None:
     assert _raw_writes(ast.parse(code)) == [4, 5, 6]
 
 
+HEAVY_STACKS = {
+    "numba", "torch", "onnxruntime", "onnx", "onnxscript", "ray", "stable_baselines3", "sb3_contrib",
+    "matplotlib", "tensorboard", "PIL", "pygame",
+}
+"""The heavy optional stacks docs/architecture.md names: imported inside functions only."""
+BUILT_ON_ACCESS = {"greed_env.rllib.module"}
+"""Modules whose names are built from a heavy stack when first imported (RLlib's module class)."""
+
+
+def _top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The imports a module runs when it is imported: outside functions and ``TYPE_CHECKING``."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                walk(node.orelse)
+                continue
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.append(node)
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(node, name, None)
+                if isinstance(inner, list):
+                    walk(inner)
+            for handler in getattr(node, "handlers", []):
+                walk(handler.body)
+
+    walk(tree.body)
+    return found
+
+
+@cache
+def heavy_modules() -> frozenset[str]:
+    """The modules of the package that import a heavy stack when imported, themselves or
+    through the modules (and parent packages) they import at the top."""
+    heavy, loads = set(BUILT_ON_ACCESS), {}
+    for m, f in modules().items():
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        deps = set()
+        for node in _top_level_imports(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if not getattr(node, "level", 0) and any(n.split(".")[0] in HEAVY_STACKS for n in names):
+                heavy.add(m)
+            deps.update(t for t in _targets(m, node) if t != m)
+        pieces = m.split(".")
+        deps.update(".".join(pieces[:i]) for i in range(2, len(pieces)))
+        loads[m] = deps
+    while True:
+        more = {m for m, deps in loads.items() if m not in heavy and deps & heavy}
+        if not more:
+            return frozenset(heavy)
+        heavy |= more
+
+
+def light_lazy_imports() -> list[str]:
+    """In-function imports of the package's own modules that load no heavy stack."""
+    bad = []
+    for m, f in sorted(modules().items()):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in fn.body:
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Import | ast.ImportFrom):
+                        bad += [
+                            f"{f.relative_to(ROOT)}:{sub.lineno} ({fn.name}) -> {t}"
+                            for t in _targets(m, sub)
+                            if t not in heavy_modules() and t != m and not m.startswith(t + ".")
+                        ]
+    return sorted(set(bad))
+
+
+def test_lazy_imports_are_for_heavy_stacks_only() -> None:
+    """docs/architecture.md: a module that always ships is imported at the top of the file (a
+    typo fails at once); only the heavy stacks, and the modules that load them, wait for a
+    function to need them."""
+    assert light_lazy_imports() == []
+
+
+def test_the_heavy_modules_are_those_of_the_numba_and_torch_stacks() -> None:
+    heavy = heavy_modules()
+    assert {"greed_env.solver", "greed_env.solver.bot", "greed_env.vector.engine", "greed_env.train.policy"} <= heavy
+    assert not heavy & {"greed_env.rules", "greed_env.spaces.catalog", "greed_env.bots.loader", "greed_env.evaluation.runner",
+                        "greed_env.envs.duel", "greed_env.bots.onnx_backend", "greed_env.bots.sb3_backend"}
+
+
 def test_no_import_cycle_between_modules() -> None:
     faces = {m for m, f in modules().items() if f.name == "__init__.py"}
     graph = {m: set(ts) - faces for m, ts in edges().items() if m not in faces}
@@ -311,3 +404,34 @@ def test_one_list_of_objectives() -> None:
         if "OBJECTIVES = (\"" in f.read_text(encoding="utf-8")
     ]
     assert sorted(tuples) == ["greed_env.envs.solitaire", "greed_env.solver.table"], tuples
+
+
+def test_every_command_module_is_registered() -> None:
+    """docs/architecture.md: a command is a module ``commands/<name>_cmd.py`` in ``COMMAND_MODULES``."""
+    from greed_env.cli import COMMAND_MODULES
+
+    registered = {m.__name__ for m in COMMAND_MODULES}
+    found = {m for m in modules() if part(m) == "commands" and m.endswith("_cmd")}
+    assert registered == found
+
+
+def test_test_file_names_are_unique_across_folders() -> None:
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_every_rules_field_is_mirrored_or_refused_by_the_vector_engine() -> None:
+    """docs/architecture.md: the vector engine's turn flow mirrors every rules field or its
+    ``check_vector_supported`` refuses it (either way the field is named in ``vector/``); a field
+    of the scoring reaches the vector tables through ``rules/scoring.py`` (and ``Rules.set_value``),
+    from which they are derived."""
+    import inspect
+    from dataclasses import fields
+
+    from greed_env.rules import Rules
+
+    vector = "\n".join(f.read_text(encoding="utf-8") for m, f in modules().items() if part(m) == "vector")
+    scoring = (PACKAGE / "rules" / "scoring.py").read_text(encoding="utf-8") + inspect.getsource(Rules.set_value)
+    unseen = [f.name for f in fields(Rules) if not re.search(rf"\b{f.name}\b", vector) and not re.search(rf"\b{f.name}\b", scoring)]
+    assert unseen == []
+
