@@ -22,13 +22,14 @@ from greed_env.commands import (
     benchmark_cmd,
     bots_cmd,
     demo_cmd,
+    eval_cmd,
     play_cmd,
     rules_cmd,
     solve_cmd,
     train_cmd,
 )
 
-COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, bots_cmd, demo_cmd, benchmark_cmd)
+COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, eval_cmd, bots_cmd, demo_cmd, benchmark_cmd)
 """Each command module adds its sub-commands with ``register(subparsers)``."""
 
 
@@ -42,7 +43,7 @@ EXAMPLES: dict[str, str] = {
     "train": "greed train ppo_turn --rules farkle --total-timesteps 200000",
     "train soup": "greed train soup runs/a runs/b --out runs/soup",
     **train_cmd.script_examples(),  # "train NAME": each training script's own example
-    "eval": "greed eval threshold:300 --rules ten_thousand --episodes 5000",
+    "eval": "greed eval optimal-turn --rules farkle --set min_bank=350 --episodes 5000",
     "bots": "greed bots --rules ten_thousand",
     "export": "greed export runs/solo/model.zip --name my-bot --out bots/",
     "tournament": "greed tournament --rules ten_thousand --bots random,threshold-300,optimal-turn --games 2000",
@@ -153,19 +154,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from greed_env.solver.interrupts import EXIT_STATUS, acknowledge, handling, report
     from greed_env.solver.progress import reporting
 
+    # Ctrl-C: one line and status 130, even inside a compiled solve (the watcher of
+    # greed_env.solver.interrupts ends a process whose main thread cannot take it)
     try:
-        with reporting(sys.stderr):  # a table solved on demand draws its progress there
+        with handling("interrupted", sys.stderr), reporting(sys.stderr):
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        acknowledge()
+        report("interrupted", sys.stderr)
+        return EXIT_STATUS
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
 
 
+def run(argv: Sequence[str] | None = None) -> NoReturn:
+    """The ``greed`` executable: :func:`main`, then exit with its status.
+
+    After Ctrl-C (status 130) the process ends at once, once the command has cleaned up and
+    its line is written: interpreter shutdown would tear down whatever the interrupt cut short
+    (an ONNX export inside torch's tracer ended in a segmentation fault there).
+    """
+    code = main(argv)
+    if code == 130:
+        from greed_env.solver.interrupts import exit_now
+
+        exit_now(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

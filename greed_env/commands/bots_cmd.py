@@ -184,21 +184,27 @@ def _export(args: argparse.Namespace) -> int:
     except (CommandError, OutputPathError) as exc:
         return _fail("export", str(exc))
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()] if args.opponents else None
+    from greed_env.solver.interrupts import deferred  # the solver (numba): lazily
+
     try:
-        res = export_model(
-            args.model,
-            args.out,
-            name=args.name,
-            rules=rules,
-            description=args.description,
-            objective=args.objective,
-            check_positions=args.check_positions,
-            seed=args.seed,
-            evaluate_games=args.evaluate,
-            evaluate_opponents=opponents,
-            workers=args.workers,
-            notes=args.notes,
-        )
+        # deferred: a KeyboardInterrupt raised inside torch's tracer or an extension's import
+        # (onnx) can crash the process; Ctrl-C ends the export within seconds all the same
+        with deferred():
+            res = export_model(
+                args.model,
+                args.out,
+                name=args.name,
+                rules=rules,
+                description=args.description,
+                objective=args.objective,
+                check_positions=args.check_positions,
+                seed=args.seed,
+                evaluate_games=args.evaluate,
+                evaluate_opponents=opponents,
+                workers=args.workers,
+                notes=args.notes,
+                log=lambda line: print(f"greed export: {line}", file=sys.stderr, flush=True),
+            )
     except (BotLoadError, ValueError, LookupError) as exc:
         return _fail("export", str(exc))
     except ImportError as exc:

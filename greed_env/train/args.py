@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
+from greed_env.files import folder_problem
 from greed_env.rules.config import Rules, RulesError, parse_sets, preset
 
 __all__ = [
@@ -258,3 +259,6 @@ def check_args(args: Any) -> None:
             if not part.is_dir():
                 raise ValueError(f"--runs-dir {args.runs_dir!r}: {part} is a file, not a folder")
             break
+    unwritable = folder_problem(runs)  # tried, before the run folder is made
+    if unwritable:
+        raise ValueError(f"--runs-dir {args.runs_dir!r}: {unwritable}")

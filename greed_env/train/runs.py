@@ -201,7 +201,10 @@ def prepare_run(args: Any, objective: str) -> tuple[Path, RunState | None]:
         ckpt = Checkpointer(run_dir)
         state = ckpt.latest()
         if state is None:
-            raise FileNotFoundError(f"--resume: {run_dir} has no checkpoint yet (checkpoints/latest.json)")
+            raise FileNotFoundError(
+                f"--resume: {run_dir} has no checkpoint yet (it stopped before its first one, so "
+                f"nothing was saved): delete it (rm -r {run_dir}) and run the same command without --resume"
+            )
         return run_dir, ckpt.usable(state)
     name = args.run_name or run_name(args.rules, objective, args.exp_name, args.seed)
     run_dir = runs / name

@@ -157,7 +157,7 @@ class BatchGame:
 
     def fields(self, i: int) -> dict[str, Any]:
         """Row ``i`` as the reference :class:`~greed_env.rules.State` fields it models
-        (every field but ``piggy``, ``shares`` and ``event``).
+        (every field but ``piggy``, ``taken_over``, ``shares`` and ``event``).
 
         ``final_left`` is in the reference's order (the owed seats after the player to act).
         """

@@ -207,10 +207,10 @@ def test_rounds_solver_refuses_what_it_does_not_model() -> None:
 
     with pytest.raises(VectorUnsupportedError, match="fixed number of rounds"):
         check_optimal_supported(preset("ten_thousand", rounds=3))
-    with pytest.raises(SolverError, match="without a target"):
-        solve(preset("ten_thousand", rounds=2, target=0), "duel")
-    with pytest.raises(SolverError, match="six_kind_wins"):
-        solve(preset("ten_thousand", rounds=2, six_kind_wins=True), "duel")
+    with pytest.raises(SolverError, match="exact_target"):
+        solve(preset("ten_thousand", rounds=2, exact_target=True, entry_threshold=0), "duel")
+    with pytest.raises(SolverError, match="six_kind_wins=True for the turn objective"):
+        solve(preset("ten_thousand", rounds=2, six_kind_wins=True), "turn")
 
 
 def test_the_environments_play_rounds_games_to_the_end() -> None:

@@ -62,8 +62,9 @@ TURN_PHASES = (Phase.ROLL, Phase.KEEP, Phase.CONTINUE)
 
 
 def reference_fields(s: State) -> dict[str, Any]:
-    """Every field of the reference state but ``piggy``, ``shares`` and ``event``."""
-    skip = {"piggy", "shares", "event"}
+    """Every field of the reference state but ``piggy``, ``taken_over`` (no piggyback in the
+    vector engine), ``shares`` and ``event``."""
+    skip = {"piggy", "taken_over", "shares", "event"}
     out = {k: v for k, v in s._asdict().items() if k not in skip}
     out["phase"] = int(s.phase)
     return out
