@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities, ObservationPolicy
 from greed_env.bots.cards import check_training_card, read_training_card
 from greed_env.bots.errors import BotLoadError, RulesMismatchError
 from greed_env.bots.featurize import FeatureConfig, featurize
@@ -278,6 +279,12 @@ class PolicyBot:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.catalog = ActionCatalog(self.rules)
+
+    def abilities(self) -> Abilities:
+        """Its rules only; a deterministic observation policy (:meth:`act_ids`); its training card."""
+        return Abilities(
+            rules=self.rules, policy=ObservationPolicy(self.act_ids, self.catalog), card=self.policy.meta or None
+        )
 
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`RulesMismatchError` unless ``rules`` are the policy's rules."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "preset",
     "preset_names",
     "resolve_rules",
+    "rules_from_args",
 ]
 
 FACES = (1, 2, 3, 4, 5, 6)
@@ -962,3 +964,41 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
             raise ValueError(f"--set expects FIELD=VALUE, got {item!r}")
         out[name.strip()] = value.strip()
     return out
+
+
+_FIELD_IN_MESSAGE = re.compile(r"rules field '(\w+)'")
+
+
+def rules_from_args(base: str | Rules, sets: Sequence[str] | None = ()) -> Rules:
+    """The preset ``base`` (or the rules given) with the ``--set FIELD=VALUE`` overrides: how
+    every ``greed`` command and training script reads its ``--rules`` and ``--set``.
+
+    >>> rules_from_args("ten_thousand", ["target=3000", "entry_threshold=500"]).target
+    3000
+
+    Raises:
+        RulesError: an unknown preset or field, a bad value, an item without ``=``; when an
+            override breaks a field the user did not set (``--set num_dice=1`` leaves a six-dice
+            straight), the message names the ``--set`` and the field it conflicts with.
+    """
+    try:
+        overrides = parse_sets(sets)
+    except ValueError as exc:
+        raise RulesError(str(exc)) from None
+    try:
+        return preset(base, **overrides) if isinstance(base, str) else base.replace(**overrides)
+    except RulesError as exc:
+        raise RulesError(_conflict(base, overrides, str(exc))) from None
+
+
+def _conflict(base: str | Rules, overrides: dict[str, str], message: str) -> str:
+    """``message`` led by the ``--set`` at fault when it names a field the user did not set."""
+    found = _FIELD_IN_MESSAGE.search(message)
+    if not overrides or found is None or found.group(1) in overrides:
+        return message
+    field_name = found.group(1)
+    rules = base if isinstance(base, Rules) else PRESETS.get(base.strip().lower())
+    given = " ".join(f"--set {k}={v}" for k, v in overrides.items())
+    where = f"{rules.name}'s {field_name}" if rules is not None else field_name
+    return (f"{given} conflicts with {where}, which you did not set: {message}; "
+            f"change it too with --set {field_name}=...")

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities, NativePlay
 from greed_env.rules.config import Rules, resolve_rules
 from greed_env.rules.game import (
     BANK,
@@ -253,7 +254,6 @@ class OptimalBot:
         self.table = table
         self.objective = objective
         self.name = f"optimal-{objective}"
-        self.max_players = 2 if objective == "duel" else None  # the duel table: two seats
         self._cache: OrderedDict[Any, tuple[TurnContext, dict[str, np.ndarray]]] = OrderedDict()
         if self.rules.carry_over:
             from greed_env.solver import carry
@@ -261,6 +261,15 @@ class OptimalBot:
             self._carry = carry.CarryEvaluator(self.rules, table)
         else:
             self._carry = None
+
+    def abilities(self) -> Abilities:
+        """The rules of its table only; two seats for the duel (its table holds two-player
+        games); the numba kernels play its table (:class:`~greed_env.abilities.NativePlay`)."""
+        return Abilities(
+            rules=self.rules,
+            max_players=2 if self.objective == "duel" else None,
+            native=NativePlay("optimal", optimal=self),
+        )
 
     def _arrays(self, rules: Rules, state: State, t_units: int) -> tuple[TurnContext, dict[str, np.ndarray]]:
         key = _context_key(self.objective, rules, state)

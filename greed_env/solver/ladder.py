@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities
 from greed_env.files import atomic_write_text
 from greed_env.rules.config import Rules, resolve_rules
 from greed_env.rules.game import (
@@ -93,9 +94,6 @@ class LadderBot:
         name: the bot's name (default ``ladder-T<temperature>``).
     """
 
-    max_players = 2
-    """Two-player games only (the duel table's win probabilities)."""
-
     def __init__(
         self,
         rules: Rules | str,
@@ -115,6 +113,11 @@ class LadderBot:
         self.temperature = float(temperature)
         self.name = name or f"ladder-T{self.temperature:g}"
         self.description = f"optimal duel policy softened by temperature {self.temperature:g}"
+
+    def abilities(self) -> Abilities:
+        """The rules of its table only, two-player games only (the duel table's win
+        probabilities)."""
+        return Abilities(rules=self.rules, max_players=2)
 
     def probabilities(self, rules: Rules, state: State) -> dict[Move, float]:
         """The probability of each legal move in ``state`` (one move gets 1 where the duel
