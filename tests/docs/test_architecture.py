@@ -435,3 +435,56 @@ def test_every_rules_field_is_mirrored_or_refused_by_the_vector_engine() -> None
     unseen = [f.name for f in fields(Rules) if not re.search(rf"\b{f.name}\b", vector) and not re.search(rf"\b{f.name}\b", scoring)]
     assert unseen == []
 
+
+BOT_ABILITY_NAMES = {
+    "act_ids", "act_batch", "act_obs", "temperature", "check_rules", "catalog", "max_players",
+    "min_players", "duel_bot", "inner", "abilities", "card", "training_card", "policy", "objective",
+    "table", "move_values", "description",
+}
+"""Attributes a consumer might probe a bot for instead of asking its declared abilities."""
+PARTS_THAT_PLAY_BOTS = ("bots", "evaluation", "benchmark", "vector", "envs")
+
+
+def _probes(tree: ast.AST) -> list[int]:
+    """Lines that guess a bot's abilities: ``getattr``/``hasattr`` of an ability name, an exact
+    type test against a bot class, an ``isinstance`` test against a concrete bot class."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) >= 2:
+            name, arg = node.func.id, node.args[1]
+            if name in ("getattr", "hasattr") and isinstance(arg, ast.Constant) and arg.value in BOT_ABILITY_NAMES:
+                found.append(node.lineno)
+            if name == "isinstance":
+                classes = arg.elts if isinstance(arg, ast.Tuple) else [arg]
+                if any(isinstance(c, ast.Name) and c.id.endswith("Bot") and c.id != "Bot" for c in classes):
+                    found.append(node.lineno)
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call):
+            callee = node.left.func
+            if isinstance(callee, ast.Name) and callee.id == "type" and any(
+                isinstance(c, ast.Name) and c.id.endswith("Bot") for c in node.comparators
+            ):
+                found.append(node.lineno)
+    return sorted(found)
+
+
+def test_no_consumer_guesses_a_bots_abilities() -> None:
+    """docs/architecture.md: a bot declares what it can do (``greed_env.abilities``); play,
+    evaluation, the benchmark, the vector engine and the environments ask the declaration."""
+    bad = []
+    for m, f in sorted(modules().items()):
+        if part(m) in PARTS_THAT_PLAY_BOTS:
+            bad += [f"{f.relative_to(ROOT)}:{line}" for line in _probes(ast.parse(f.read_text(encoding="utf-8")))]
+    assert bad == []
+
+
+def test_the_probe_check_sees_a_probe() -> None:
+    code = (
+        "ids = getattr(bot, 'act_ids', None)\n"
+        "if hasattr(bot, 'act_obs') and type(bot) is ThresholdBot:\n"
+        "    pass\n"
+        "if isinstance(bot, (SolverBot, int)) or isinstance(bot, Bot):\n"
+        "    pass\n"
+        "getattr(state, 'scores')\n"
+    )
+    assert _probes(ast.parse(code)) == [1, 2, 2, 4]
+
