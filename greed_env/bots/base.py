@@ -113,8 +113,9 @@ class RandomBot:
     name: str = "random"
 
     def abilities(self) -> Abilities:
-        """Any rules and seats; the numba kernels play it too."""
-        return Abilities(native=NativePlay("random"))
+        """Any rules and seats; the numba kernels play it too (while :meth:`act` is this one:
+        a subclass that plays otherwise declares its own)."""
+        return Abilities(native=NativePlay("random") if type(self).act is RandomBot.act else None)
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
         moves = legal_moves(rules, state)
@@ -144,7 +145,10 @@ class ThresholdBot:
     name: str = "threshold"
 
     def abilities(self) -> Abilities:
-        """Any rules and seats; the numba kernels play it too."""
+        """Any rules and seats; the numba kernels play it too (while :meth:`act` is this one:
+        a subclass that plays otherwise declares its own)."""
+        if type(self).act is not ThresholdBot.act:
+            return Abilities()
         return Abilities(native=NativePlay("threshold", self.bank_at, self.keep, self.min_dice))
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:

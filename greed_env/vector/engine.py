@@ -212,8 +212,8 @@ def opponent_params(spec: Bot | str | None, rules: Rules) -> tuple[int, int, int
             raise VectorUnsupportedError(f"threshold keep style {native.keep!r} is unknown")
         return K.OPP_THRESHOLD, int(native.bank_at), _KEEP_STYLES[native.keep], int(native.min_dice)
     raise VectorUnsupportedError(
-        "the vector engine plays the random bot, threshold bots and the optimal duel bot in numba, "
-        f"not {bot!r}"
+        "the vector engine plays RandomBot, ThresholdBot and the optimal duel bot in numba (the bots "
+        f"that declare a native play), not {bot!r}"
     )
 
 
