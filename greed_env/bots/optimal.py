@@ -29,11 +29,15 @@ __all__ = [
     "unavailable_reason",
 ]
 
+TABLE_SEATS = {"duel": 2, "3p": 3}
+"""The seats of the games an objective's table holds (the others: one player's turns)."""
+
 OPTIMAL_DESCRIPTIONS = {
     "turn": "exact solver: most expected points per turn",
     "entry": "exact solver: best chance to come in this turn",
     "race": "exact solver: fewest expected turns to the target",
     "duel": "exact solver: highest chance to win a two-player game",
+    "3p": "exact solver: each of three players maximises their own chance to win",
 }
 
 
@@ -56,6 +60,10 @@ def unavailable_reason(rules: Rules, objective: str) -> str:
         check_supported(rules, objective)
     except ValueError as exc:
         return str(exc)
+    if objective == "3p":
+        from greed_env.solver.three import three_unavailable
+
+        return three_unavailable(rules)
     if objective == "duel" and not rules.min_players <= 2 <= rules.max_players:
         return f"{rules.name} is not played by two players ({rules.min_players}-{rules.max_players})"
     return ""
@@ -70,6 +78,10 @@ def optimal_available(rules: Rules, objective: str) -> bool:
 def optimal_bot(rules: Rules, objective: str) -> Any:
     """The solver's :class:`~greed_env.solver.OptimalBot` (table loaded, or solved and cached,
     on first use; one shared instance per rules and objective in a process)."""
+    if objective == "3p":
+        from greed_env.solver.three_bot import ThreePlayerBot
+
+        return ThreePlayerBot(rules)
     from greed_env.solver import OptimalBot
 
     return OptimalBot(rules, objective)
@@ -117,12 +129,16 @@ class SolverBot:
         self.description = OPTIMAL_DESCRIPTIONS.get(objective, f"exact solver: objective {objective}")
 
     def abilities(self) -> Abilities:
-        """Its rules only; two seats for the duel (its table holds two-player games); the numba
-        kernels play its table (:class:`~greed_env.abilities.NativePlay` ``optimal``)."""
+        """Its rules only; the seats of its table's games (two for the duel, three for ``3p``,
+        any number for the one-player objectives); the numba kernels play the duel's table
+        (:class:`~greed_env.abilities.NativePlay` ``optimal``)."""
+        seats = TABLE_SEATS.get(self.objective)
+        duel = self.objective == "duel"
         return Abilities(
             rules=self.rules,
-            max_players=2 if self.objective == "duel" else None,
-            native=NativePlay("optimal", optimal=self.inner),
+            min_players=seats or 1,
+            max_players=seats,
+            native=NativePlay("optimal", optimal=self.inner) if duel else None,
         )
 
     def check_rules(self, rules: Rules) -> None:

@@ -245,6 +245,8 @@ class OptimalBot:
 
     def __init__(self, rules: Rules | str, objective: str = "duel", table: SolverTable | None = None) -> None:
         self.rules = resolve_rules(rules)
+        if objective == "3p":
+            raise SolverError("the three-player table is played by optimal-3p (greed_env.solver.three_bot)")
         if table is None:
             from greed_env.solver import load_table
 
@@ -264,11 +266,13 @@ class OptimalBot:
 
     def abilities(self) -> Abilities:
         """The rules of its table only; two seats for the duel (its table holds two-player
-        games); the numba kernels play its table (:class:`~greed_env.abilities.NativePlay`)."""
+        games), whose table the numba kernels play (:class:`~greed_env.abilities.NativePlay`)."""
+        duel = self.objective == "duel"
         return Abilities(
             rules=self.rules,
-            max_players=2 if self.objective == "duel" else None,
-            native=NativePlay("optimal", optimal=self),
+            min_players=2 if duel else 1,
+            max_players=2 if duel else None,
+            native=NativePlay("optimal", optimal=self) if duel else None,
         )
 
     def _arrays(self, rules: Rules, state: State, t_units: int) -> tuple[TurnContext, dict[str, np.ndarray]]:

@@ -117,7 +117,7 @@ class LadderBot:
     def abilities(self) -> Abilities:
         """The rules of its table only, two-player games only (the duel table's win
         probabilities)."""
-        return Abilities(rules=self.rules, max_players=2)
+        return Abilities(rules=self.rules, min_players=2, max_players=2)
 
     def probabilities(self, rules: Rules, state: State) -> dict[Move, float]:
         """The probability of each legal move in ``state`` (one move gets 1 where the duel

@@ -146,7 +146,7 @@ def test_tournament(tmp_path: Path) -> None:
 
 def test_train(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
-    argv = ["train", "solo", "--runs-dir", str(runs), "--run-name", "stopped", "--total-timesteps", "100000000",
+    argv = ["train", "ppo_turn", "--entry-starts", "0", "--runs-dir", str(runs), "--run-name", "stopped", "--total-timesteps", "100000000",
             "--vector", "dummy", "--num-envs", "2", "--num-steps", "64", "--minibatch-size", "64",
             "--update-epochs", "1", "--net-width", "16", "--net-depth", "1", "--checkpoint-every", "100000000",
             "--eval-every", "100000000", "--eval-episodes", "5", "--eval-regret-episodes", "0"]  # fmt: skip
