@@ -6,7 +6,7 @@ the output of :func:`block` for ``NAME``:
 * ``optima``: every rule book's exact optima, read from the solver tables shipped in
   ``greed_env/data/tables`` (``not shipped`` where a table is solved on first use or not at all);
 * ``bots:PRESET``: the preset's shipped bots with their benchmark rows
-  (``benchmark-results/*.json``: exact share of the optimal turn value, win rate against
+  (``leaderboard/*.json``: exact share of the optimal turn value, win rate against
   ``optimal-duel`` with its interval, the regret estimate, the field tasks), their round-robin
   Elo (``agents/PRESET/standings.csv``) and the training script that made them (their card);
 * ``ladder``: the difficulty ladder's rungs (``agents/*/ladder.json``);
@@ -50,7 +50,7 @@ def _cards(root: Path) -> dict[str, dict[str, Any]]:
 
 
 def _results(root: Path) -> dict[str, BenchmarkResult]:
-    return {r.bot: r for r in (read_result(p) for p in sorted((root / "benchmark-results").glob("*.json")))}
+    return {r.bot: r for r in (read_result(p) for p in sorted((root / "leaderboard").glob("*.json")))}
 
 
 def _elo(root: Path, rules: str) -> dict[str, str]:

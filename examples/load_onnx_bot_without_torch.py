@@ -22,7 +22,6 @@ import numpy as np  # noqa: E402
 
 from greed_env.bots import OnnxBot, load  # noqa: E402
 from greed_env.bots.onnx_backend import masked_argmax  # noqa: E402
-from greed_env.envs.observation import encode_observation  # noqa: E402
 from greed_env.rules import (  # noqa: E402
     Phase,
     apply,
@@ -33,6 +32,7 @@ from greed_env.rules import (  # noqa: E402
     preset,
     sample_roll,
 )
+from greed_env.spaces.observation import encode_observation  # noqa: E402
 
 
 def main() -> None:

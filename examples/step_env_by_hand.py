@@ -9,8 +9,8 @@ import gymnasium as gym
 import numpy as np
 
 import greed_env  # noqa: F401  (registers the greed_env/* ids)
-from greed_env.envs import ActionCatalog
 from greed_env.rules import preset
+from greed_env.spaces import ActionCatalog
 
 
 def main() -> None:

@@ -37,8 +37,8 @@ from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 
 import greed_env  # noqa: F401  (registers the Gymnasium ids)
-from greed_env.envs.observation import OBS_DIM
 from greed_env.pettingzoo import greed_v0
+from greed_env.spaces.observation import OBS_DIM
 
 
 def make_dqn(n_actions: int, action_space: gym.spaces.Space, lr: float) -> DQN:

@@ -38,8 +38,8 @@ from torchrl.modules import MLP, EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, SoftUpdate
 
 import greed_env  # noqa: F401  (registers the Gymnasium ids)
-from greed_env.envs.observation import OBS_DIM
 from greed_env.pettingzoo import greed_v0
+from greed_env.spaces.observation import OBS_DIM
 
 
 def q_actor(n_actions: int, obs_key: object, mask_key: object, action_key: object) -> QValueActor:

@@ -2,6 +2,7 @@
 
 * :mod:`greed_env.rules` - the pure game (presets, scoring, moves, chance).
 * :mod:`greed_env.envs` - Gymnasium and PettingZoo environments.
+* :mod:`greed_env.spaces` - the action catalog and the observation every policy reads.
 * :mod:`greed_env.solver` - exact dynamic-programming solutions.
 * :mod:`greed_env.bots` - the bot protocol, registry and portable bots.
 """

@@ -2,7 +2,7 @@
 vector, bots, evaluation, train, cli, docs).
 
 * ``repo_root``: the checkout's root folder.
-* ``run_script``: run a script of the checkout (``examples/``, ``benchmarks/``) in a fresh
+* ``run_script``: run a script of the checkout (``examples/``, ``scripts/``) in a fresh
   Python process from the root, and fail with the end of its stderr when it exits non-zero.
 * ``random_game``: one seeded game where every seat plays uniformly random legal moves (or the
   bots given): its decision positions and the position it ended in (the random-game loop

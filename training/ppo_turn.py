@@ -4,7 +4,7 @@ Each episode is one turn of a player already on the board; the return is the poi
 (times ``--reward-scale``), so with ``gamma = 1`` the value of the start is the expected turn
 score, and the optimum is the solver's table value. The policy is greedy when it plays, so its
 expected score needs no sampling: every evaluation also enumerates every roll the policy can
-meet (``greed_env.policy_value``) and reports the exact share of the optimum.
+meet (``greed_env.evaluation.policy_value``) and reports the exact share of the optimum.
 ``--entry-starts F`` starts a share of the training turns off the board (the turn must reach
 the entry threshold before it may bank), as every game's first turns are.
 

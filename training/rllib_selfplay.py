@@ -140,6 +140,10 @@ class Args:
 def main(args: Args) -> Path:
     """Train, checkpoint and export one run; returns its folder.
 
+    One function on purpose, as a CleanRL recipe is: the run reads top to bottom in the order
+    it happens (Ray up, the PPO config, the loop of iterations with its checkpoints and
+    learning-curve points, the export, Ray down), each step a few lines under a comment.
+
     Raises:
         RayMissingError: ray (the ``ray`` extra) is not installed.
     """

@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from greed_env.benchmark.tasks import TASKS, Task, UnknownTaskError, match_tasks
+from greed_env.bots.registry import list_bots
 
 __all__ = ["BOARDS", "BoardEntry", "board_plan", "trained_bots"]
 
@@ -64,8 +65,6 @@ BOARDS: dict[str, tuple[BoardEntry, ...]] = {
 def trained_bots() -> list[BoardEntry]:
     """The registry's trained bots (kind ``onnx-policy``), each on its own rule book's tasks
     (none for a rule book without tasks, such as Trippn)."""
-    from greed_env.bots.registry import list_bots
-
     with_tasks = {t.rules for t in TASKS.values()}
     return [
         BoardEntry(b.id, (f"{b.rules}/*",))

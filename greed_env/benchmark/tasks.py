@@ -9,7 +9,7 @@ Kinds:
 
 ``turn``
     One player's turns alone. Metric: the bot's exact expected turn score as a share of the
-    optimal turn value (:func:`greed_env.policy_value.turn_value`; a bot that is not deterministic
+    optimal turn value (:func:`greed_env.evaluation.policy_value.turn_value`; a bot that is not deterministic
     gets the sampled mean of ``games`` turns instead), with the regret per decision beside it.
 ``duel``
     Two players, the bot against the exact optimal-duel bot, seats alternating. Metric: the

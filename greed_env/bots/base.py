@@ -7,9 +7,10 @@ A bot chooses a legal move for the player to act in a position::
 ``rng`` is a ``numpy.random.Generator`` owned by the caller; a bot draws every random choice
 from it, so a bot is deterministic given its generator. Bots that work from observations
 (trained policies) implement :class:`ObservationBot` as well; the environments and the CLI
-only need :meth:`Bot.act`. A bot made for games of a few seats only declares it with a
-``max_players`` attribute (the solver's duel bots: 2; see :func:`seat_limit`), and every game
-that seats it checks it first (:func:`greed_env.bots.loader.check_seats`).
+only need :meth:`Bot.act`. Whatever else a bot can do it declares
+(:class:`~greed_env.abilities.Abilities`: the rules and seats it is made for, a batched policy,
+the numba kernels' version of it), and every game checks the declaration before it seats the
+bot (:func:`check_rules`, :func:`check_seats`).
 
 >>> import numpy as np
 >>> from greed_env.rules import preset, new_game, apply_roll
@@ -22,10 +23,13 @@ that seats it checks it first (:func:`greed_env.bots.loader.check_seats`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from greed_env.abilities import Abilities, NativePlay, abilities_of
+from greed_env.bots.cards import rules_mismatch_message
+from greed_env.bots.errors import RulesMismatchError, SeatCountError
 from greed_env.rules.config import Rules
 from greed_env.rules.game import (
     BANK,
@@ -42,7 +46,7 @@ from greed_env.rules.game import (
     legal_moves,
 )
 
-__all__ = ["Bot", "KeepStyle", "ObservationBot", "RandomBot", "ThresholdBot", "seat_limit"]
+__all__ = ["Bot", "KeepStyle", "ObservationBot", "RandomBot", "ThresholdBot", "check_rules", "check_seats"]
 
 
 @runtime_checkable
@@ -54,26 +58,43 @@ class Bot(Protocol):
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move: ...
 
 
-def seat_minimum(bot: object) -> int | None:
-    """The fewest seats ``bot`` plays: the ``min_players`` it declares (the solver's
-    three-player bot plays three-player games only), or None for any number.
+def check_rules(bot: Bot, rules: Rules, label: str | None = None) -> None:
+    """Refuse to let ``bot`` play ``rules`` when it declares other rules
+    (:attr:`~greed_env.abilities.Abilities.rules`: a trained policy, a solved table).
 
-    >>> seat_minimum(RandomBot()) is None
-    True
+    Raises:
+        RulesMismatchError: naming the bot (``label``, default its name) and both rule sets.
     """
-    least = getattr(bot, "min_players", None)
-    return None if least is None else int(least)
+    made_for = abilities_of(bot).rules
+    if made_for is not None and made_for.fingerprint != rules.fingerprint:
+        raise RulesMismatchError(rules_mismatch_message(f"bot {label or bot.name}", made_for, rules))
 
 
-def seat_limit(bot: object) -> int | None:
-    """The most seats ``bot`` plays: the ``max_players`` it declares (an optional part of the
-    protocol, for bots made for two-player games), or None for any number.
+_SEAT_WORDS = {1: "one", 2: "two", 3: "three", 4: "four"}
 
-    >>> seat_limit(RandomBot()) is None
+
+def check_seats(bot: Bot, num_players: int, label: str | None = None) -> None:
+    """Refuse to seat ``bot`` in a game of ``num_players`` outside the seats it declares
+    (:attr:`~greed_env.abilities.Abilities.max_players`: the solver's duel bots play two).
+
+    >>> check_seats(RandomBot(), 8) is None
     True
+
+    Raises:
+        SeatCountError: naming the bot (``label``, default its name), its seats and the count.
     """
-    limit = getattr(bot, "max_players", None)
-    return None if limit is None else int(limit)
+    declared = abilities_of(bot)
+    low, high = declared.min_players, declared.max_players
+    if low <= num_players and (high is None or num_players <= high):
+        return
+    if low == high or high == 2:
+        plays = f"{_SEAT_WORDS.get(high or low, str(high or low))}-player games only"
+    elif high is not None and num_players > high:
+        plays = f"games of at most {high} players"
+    else:
+        plays = f"games of at least {low} players"
+    hint = "; leader-duel plays the duel policy against the leader in bigger games" if high == 2 else ""
+    raise SeatCountError(f"bot {label or bot.name!r} plays {plays}, not a game of {num_players} players{hint}")
 
 
 @runtime_checkable
@@ -90,6 +111,11 @@ class RandomBot:
     """Uniformly random legal move."""
 
     name: str = "random"
+
+    def abilities(self) -> Abilities:
+        """Any rules and seats; the numba kernels play it too (while :meth:`act` is this one:
+        a subclass that plays otherwise declares its own)."""
+        return Abilities(native=NativePlay("random") if type(self).act is RandomBot.act else None)
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
         moves = legal_moves(rules, state)
@@ -117,6 +143,13 @@ class ThresholdBot:
     keep: KeepStyle = "max-score"
     min_dice: int = 0
     name: str = "threshold"
+
+    def abilities(self) -> Abilities:
+        """Any rules and seats; the numba kernels play it too (while :meth:`act` is this one:
+        a subclass that plays otherwise declares its own)."""
+        if type(self).act is not ThresholdBot.act:
+            return Abilities()
+        return Abilities(native=NativePlay("threshold", self.bank_at, self.keep, self.min_dice))
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
         moves = legal_moves(rules, state)
@@ -147,8 +180,3 @@ class ThresholdBot:
         if ph == Phase.ORDER_CHOICE:
             return ROLL_FIRST
         return moves[0]
-
-
-def describe(bot: Any) -> str:
-    """One-line description of a bot for listings."""
-    return getattr(bot, "description", None) or getattr(bot, "name", type(bot).__name__)

@@ -40,8 +40,6 @@ from greed_env.bots.errors import (
     ObsSpecMismatchError,
     RulesMismatchError,
 )
-from greed_env.envs.catalog import ActionCatalog, catalog_version
-from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, spec_version_reads
 from greed_env.files import atomic_write_text, strict_json
 from greed_env.rules.config import (
     Rules,
@@ -50,6 +48,8 @@ from greed_env.rules.config import (
     reading_revisions,
     resolve_rules,
 )
+from greed_env.spaces.catalog import ActionCatalog, catalog_version
+from greed_env.spaces.observation import OBS_DIM, OBS_SPEC_VERSION, spec_version_reads
 
 __all__ = [
     "CARD_FORMAT",

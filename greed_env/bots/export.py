@@ -45,12 +45,6 @@ from greed_env.bots.errors import CatalogMismatchError, CorruptBotError, ObsSpec
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.bots.sb3_backend import load_sb3_model, model_rules
 from greed_env.bots.tournament import default_opponents, evaluate_bot
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import (
-    OBS_DIM,
-    OBS_SPEC_VERSION,
-    encode_observation,
-)
 from greed_env.files import atomic_write_bytes
 from greed_env.rules import (
     Rules,
@@ -61,6 +55,12 @@ from greed_env.rules import (
     is_over,
     new_game,
     sample_roll,
+)
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import (
+    OBS_DIM,
+    OBS_SPEC_VERSION,
+    encode_observation,
 )
 
 __all__ = [

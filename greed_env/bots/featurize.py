@@ -57,7 +57,7 @@ observation of the environment unchanged. Thresholds sit half a step below each 
 rounding of the scaled observation never moves a reading.
 
 >>> from greed_env.rules import preset
->>> from greed_env.envs.observation import OBS_DIM
+>>> from greed_env.spaces.observation import OBS_DIM
 >>> cfg = FeatureConfig.for_rules(preset("ten_thousand"))
 >>> cfg.extra_dim, cfg.out_dim(OBS_DIM) - OBS_DIM
 (183, 183)
@@ -70,9 +70,9 @@ from typing import Any
 
 import numpy as np
 
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_INDEX
 from greed_env.rules import IllegalKeep, Rules, read_keep
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_INDEX
 
 __all__ = ["FEATURES_VERSION", "FeatureConfig", "action_features", "featurize"]
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities, NativePlay
 from greed_env.bots.errors import UnknownBotError
 from greed_env.bots.optimal import optimal_bot
 from greed_env.rules import Move, Rules, State, legal_moves
@@ -89,6 +90,11 @@ class LeaderDuelBot:
     def duel_bot(self) -> Any:
         """The optimal duel bot it consults (what it plays with two seats)."""
         return self._duel
+
+    def abilities(self) -> Abilities:
+        """Its rules only; with two seats it is the optimal duel bot, whose table the numba
+        kernels play (:class:`~greed_env.abilities.NativePlay` ``optimal``)."""
+        return Abilities(rules=self.rules, min_players=2, native=NativePlay("optimal", optimal=self._duel))
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
         moves = legal_moves(rules, state)

@@ -47,7 +47,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from greed_env.bots.base import Bot, RandomBot, ThresholdBot, seat_limit, seat_minimum
+from greed_env.bots.base import Bot, RandomBot, ThresholdBot, check_seats
 from greed_env.bots.cards import (
     CARD_FORMAT,
     card_rules,
@@ -60,7 +60,6 @@ from greed_env.bots.errors import (
     BotLoadError,
     CorruptBotError,
     RulesMismatchError,
-    SeatCountError,
     UnknownBotError,
 )
 from greed_env.bots.leader import LeaderDuelBot
@@ -144,27 +143,6 @@ def as_bot(bot: Bot | str | BotSpec | None, rules: Rules, default: str = "thresh
     if not isinstance(bot, Bot):
         raise ValueError(f"a bot must be a Bot (with act(rules, state, rng) and a name) or a spec string, got {bot!r}")
     return bot
-
-
-def check_seats(bot: Bot, num_players: int, label: str | None = None) -> None:
-    """Refuse to seat ``bot`` in a game of ``num_players`` when it declares fewer
-    (:func:`~greed_env.bots.base.seat_limit`: the solver's duel bots play two-player games).
-
-    Raises:
-        SeatCountError: naming the bot (``label``, default its name), its limit and the count.
-    """
-    limit, least = seat_limit(bot), seat_minimum(bot)
-    if (limit is not None and num_players > limit) or (least is not None and num_players < least):
-        name = label or getattr(bot, "name", type(bot).__name__)
-        words = {2: "two", 3: "three"}
-        if least is not None and least == limit:
-            plays = f"{words.get(limit, str(limit))}-player games only"
-        elif least is not None and limit is None:
-            plays = f"games of at least {least} players"
-        else:
-            plays = f"games of at most {limit} players"
-        hint = "; leader-duel plays the duel policy against the leader in bigger games" if limit == 2 else ""
-        raise SeatCountError(f"bot {name!r} plays {plays}, not a game of {num_players} players{hint}")
 
 
 def _bot_rules(parsed: BotSpec, rules: Rules | None) -> Rules:

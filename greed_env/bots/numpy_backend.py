@@ -36,14 +36,15 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities, ObservationPolicy
 from greed_env.bots.cards import check_training_card, read_training_card
 from greed_env.bots.errors import BotLoadError, RulesMismatchError
 from greed_env.bots.featurize import FeatureConfig, featurize
 from greed_env.bots.sb3_backend import load_sb3_model
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, encode_observation
 from greed_env.files import atomic_write_with
 from greed_env.rules import Move, Rules, State
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM, encode_observation
 
 __all__ = [
     "ACTIVATIONS",
@@ -252,7 +253,7 @@ class NumpyPolicy:
 class PolicyBot:
     """A :class:`NumpyPolicy` playing deterministic masked actions as a bot.
 
-    The observation of a position is :func:`~greed_env.envs.observation.encode_observation`
+    The observation of a position is :func:`~greed_env.spaces.observation.encode_observation`
     from the acting player's seat, as the environments encode it for the learner.
 
     Raises (from :meth:`act`):
@@ -278,6 +279,12 @@ class PolicyBot:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.catalog = ActionCatalog(self.rules)
+
+    def abilities(self) -> Abilities:
+        """Its rules only; a deterministic observation policy (:meth:`act_ids`); its training card."""
+        return Abilities(
+            rules=self.rules, policy=ObservationPolicy(self.act_ids, self.catalog), card=self.policy.meta or None
+        )
 
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`RulesMismatchError` unless ``rules`` are the policy's rules."""

@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities, ObservationPolicy
 from greed_env.bots.cards import check_compatible, load_card, rules_mismatch_message
 from greed_env.bots.errors import CorruptBotError, MissingDependencyError, RulesMismatchError
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, encode_observation
 from greed_env.rules.config import Rules
 from greed_env.rules.game import Move, State
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM, encode_observation
 
 __all__ = ["OnnxBot", "masked_argmax"]
 
@@ -150,6 +151,12 @@ class OnnxBot:
         p = np.exp(z - z.max())
         p /= p.sum()
         return int(rng.choice(len(p), p=p))
+
+    def abilities(self) -> Abilities:
+        """Its rules only; greedy (``temperature=0``), a deterministic observation policy
+        (:meth:`act_batch`); sampling, one position at a time; its card."""
+        policy = ObservationPolicy(self.act_batch, self.catalog) if self.temperature == 0.0 else None
+        return Abilities(rules=self.rules, policy=policy, card=self.card)
 
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`RulesMismatchError` unless ``rules`` are the bot's rules."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities, NativePlay
 from greed_env.bots.cards import rules_mismatch_message
 from greed_env.bots.errors import RulesMismatchError, UnknownBotError
 from greed_env.rules import Move, Rules, State
@@ -27,6 +28,9 @@ __all__ = [
     "table_note",
     "unavailable_reason",
 ]
+
+TABLE_SEATS = {"duel": 2, "3p": 3}
+"""The seats of the games an objective's table holds (the others: one player's turns)."""
 
 OPTIMAL_DESCRIPTIONS = {
     "turn": "exact solver: most expected points per turn",
@@ -97,27 +101,45 @@ def table_note(rules: Rules, objective: str) -> str:
 class SolverBot:
     """The solver's bot for one rule set and objective, refusing to play other rules.
 
-    Attributes:
-        inner: the :class:`~greed_env.solver.OptimalBot` (shared, see :func:`optimal_bot`).
-        rules: the rules it was solved for.
+    Args:
+        rules: the rules it plays.
         objective: its objective.
         name: the spec it was loaded by.
-        min_players, max_players: the seats its table holds (2 for the duel, 3 for ``3p``),
-            None for the objectives that play any number.
+        table_rules: the rules whose table it plays, when not ``rules``: an evaluation's
+            yardstick (:func:`greed_env.evaluation.yardstick_rules`), the same rules but for what
+            a one-turn episode cannot meet (Zilch's turn without its bust penalty).
+
+    Attributes:
+        inner: the :class:`~greed_env.solver.OptimalBot` (shared, see :func:`optimal_bot`).
+        rules, objective, name: as given.
+
+    Raises:
+        UnknownBotError: the solver has no such objective or does not model the rules.
     """
 
-    def __init__(self, rules: Rules, objective: str, name: str) -> None:
-        reason = unavailable_reason(rules, objective)
+    def __init__(self, rules: Rules, objective: str, name: str, table_rules: Rules | None = None) -> None:
+        solved = rules if table_rules is None else table_rules
+        reason = unavailable_reason(solved, objective)
         if reason:
-            raise UnknownBotError(f"bot {name!r}: no optimal bot for {rules.name}: {reason}")
-        self.inner = optimal_bot(rules, objective)
+            raise UnknownBotError(f"bot {name!r}: no optimal bot for {solved.name}: {reason}")
+        self.inner = optimal_bot(solved, objective)
         self.rules = rules
         self.objective = objective
         self.name = name
-        seats = {"duel": 2, "3p": 3}.get(objective)  # the seats of the table's games
-        self.min_players: int | None = seats
-        self.max_players: int | None = seats
         self.description = OPTIMAL_DESCRIPTIONS.get(objective, f"exact solver: objective {objective}")
+
+    def abilities(self) -> Abilities:
+        """Its rules only; the seats of its table's games (two for the duel, three for ``3p``,
+        any number for the one-player objectives); the numba kernels play the duel's table
+        (:class:`~greed_env.abilities.NativePlay` ``optimal``)."""
+        seats = TABLE_SEATS.get(self.objective)
+        duel = self.objective == "duel"
+        return Abilities(
+            rules=self.rules,
+            min_players=seats or 1,
+            max_players=seats,
+            native=NativePlay("optimal", optimal=self.inner) if duel else None,
+        )
 
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`RulesMismatchError` unless ``rules`` are the bot's rules."""
@@ -142,10 +164,11 @@ class SolverBot:
         return f"SolverBot({self.name!r}, rules={self.rules.name!r})"
 
 
-def solver_bot(rules: Rules, objective: str, name: str) -> SolverBot:
-    """:class:`SolverBot` for ``rules`` and ``objective``, played under the name ``name``.
+def solver_bot(rules: Rules, objective: str, name: str, table_rules: Rules | None = None) -> SolverBot:
+    """:class:`SolverBot` for ``rules`` and ``objective``, played under the name ``name``
+    (with ``table_rules``: the table of those rules, played under ``rules``).
 
     Raises:
-        UnknownBotError: the solver has no such objective or does not model ``rules``.
+        UnknownBotError: the solver has no such objective or does not model the rules.
     """
-    return SolverBot(rules, objective, name)
+    return SolverBot(rules, objective, name, table_rules)

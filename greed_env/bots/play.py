@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from greed_env.bots.base import Bot
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, encode_observation
+from greed_env.abilities import abilities_of
+from greed_env.bots.base import Bot, check_rules
 from greed_env.rules import Move, Rules, State, new_game
 from greed_env.rules.play import play_out
+from greed_env.spaces.observation import OBS_DIM, encode_observation
 
 __all__ = ["batch_moves", "play_game"]
 
@@ -43,33 +43,29 @@ def play_game(
 
 
 def batch_moves(bot: Bot, rules: Rules, states: Sequence[State], rng: np.random.Generator) -> list[Move]:
-    """The bot's moves in ``states``, batched where the bot can take a batch.
+    """The bot's moves in ``states``, batched where the bot declares a batched policy.
 
-    Observation policies (:class:`~greed_env.bots.onnx_backend.OnnxBot`,
-    :class:`~greed_env.bots.sb3_backend.PPOBot`: ``act_batch(observations, masks)``) and
-    numpy policies (:class:`~greed_env.bots.numpy_backend.PolicyBot`: ``act_ids``) are asked for
-    the whole batch at once (greedy: a sampling ``OnnxBot`` goes one position at a time); any
+    A bot whose :class:`~greed_env.abilities.Abilities` hold a ``policy`` (a greedy network:
+    :class:`~greed_env.bots.onnx_backend.OnnxBot`, :class:`~greed_env.bots.sb3_backend.PPOBot`,
+    :class:`~greed_env.bots.numpy_backend.PolicyBot`) is asked for the whole batch at once; any
     other bot one position at a time with ``rng``.
+
+    Raises:
+        RulesMismatchError: the bot declares other rules.
     """
     if not states:
         return []
-    check = getattr(bot, "check_rules", None)
-    if callable(check):
-        check(rules)
-    act_ids = getattr(bot, "act_ids", None)
-    greedy = float(getattr(bot, "temperature", 0.0)) == 0.0
-    obs_batch = getattr(bot, "act_batch", None) if hasattr(bot, "act_obs") and greedy else None
-    if act_ids is None and obs_batch is None:
+    check_rules(bot, rules)
+    policy = abilities_of(bot).policy
+    if policy is None:
         return [bot.act(rules, s, rng) for s in states]
-    catalog: ActionCatalog = getattr(bot, "catalog", None) or ActionCatalog(rules)
     obs = np.empty((len(states), OBS_DIM), dtype=np.float32)
-    masks = np.empty((len(states), catalog.n), dtype=np.int8)
+    masks = np.empty((len(states), policy.catalog.n), dtype=np.int8)
     legal: list[dict[int, Move]] = []
     for i, s in enumerate(states):
         encode_observation(rules, s, out=obs[i])
-        mask, moves = catalog.legal(s)
+        mask, moves = policy.catalog.legal(s)
         masks[i] = mask
         legal.append(moves)
-    ids = act_ids(obs, masks) if act_ids is not None else obs_batch(obs, masks)  # type: ignore[misc]
+    ids = policy.act_ids(obs, masks)
     return [moves[int(a)] for moves, a in zip(legal, np.asarray(ids).reshape(-1), strict=True)]
-

@@ -14,8 +14,10 @@ Ids are ``<rules>/<name>``, where ``<rules>`` is a preset name:
 
 Bot folders, searched in this order (the first card of an id wins): the folders in the
 ``GREED_BOTS_PATH`` environment variable (``os.pathsep``-separated), ``agents/`` of a source
-checkout (where new exports land first), and the package data folder ``greed_env/data/bots/``
-(installed with the package; a test keeps it equal to ``agents/``).
+checkout (the source: new exports land there), and the package data folder
+``greed_env/data/bots/`` (installed with the package): a copy of the files of ``agents/`` this
+registry reads (:data:`SHIPPED_PATTERNS`), made by ``python scripts/ship_bots.py`` and checked
+by a test.
 A bot ``<rules>/<name>`` is the pair ``<folder>/<rules>/<name>.json`` (its card) and
 ``<folder>/<rules>/<name>.onnx``. A folder may also hold ``<rules>/standings.csv`` from
 ``greed tournament``: ``greed bots`` shows those Elo ratings beside the card evaluations.
@@ -45,12 +47,14 @@ from greed_env.rules import Rules, preset, preset_names
 __all__ = [
     "BOTS_PATH_ENV",
     "HEURISTIC_NAMES",
+    "SHIPPED_PATTERNS",
     "BotInfo",
     "bot_folders",
     "find_card",
     "ladder_bot",
     "ladder_rungs",
     "list_bots",
+    "shipped_files",
 ]
 
 BOTS_PATH_ENV = "GREED_BOTS_PATH"
@@ -87,6 +91,18 @@ class BotInfo:
     strength: str = ""
     source: str = "built-in"
     problem: str = ""
+
+
+SHIPPED_PATTERNS = ("*.json", "*.onnx", "standings.csv")
+"""The files of a ``<folder>/<rules>/`` that the registry reads: cards (and the ladder's
+``ladder.json``), ONNX policies and the round robin's ratings. The package ships these of
+``agents/``; the round robin's report (``tournament.md``, ``pairs.csv``) stays in the checkout."""
+
+
+def shipped_files(folder: Path) -> list[Path]:
+    """The files of the bot folder ``folder`` the registry reads, relative to it, sorted."""
+    found = {p for pattern in SHIPPED_PATTERNS for p in folder.glob(f"*/{pattern}") if p.is_file()}
+    return sorted(p.relative_to(folder) for p in found)
 
 
 # ------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities, ObservationPolicy
 from greed_env.bots.cards import check_training_card, read_training_card, rules_mismatch_message
 from greed_env.bots.errors import (
     BotLoadError,
@@ -24,9 +25,9 @@ from greed_env.bots.errors import (
     ObsSpecMismatchError,
     RulesMismatchError,
 )
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
 from greed_env.rules import Move, Rules, State
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM, OBS_SPEC_VERSION, encode_observation
 
 __all__ = ["PPOBot", "load_sb3_model", "model_rules"]
 
@@ -104,6 +105,12 @@ class PPOBot:
             raise ObsSpecMismatchError(
                 f"model {self.path}: observation shape {obs_shape}, spec v{OBS_SPEC_VERSION} has ({OBS_DIM},)"
             )
+
+    def abilities(self) -> Abilities:
+        """Its rules only; a deterministic observation policy (:meth:`act_batch`); its training card."""
+        return Abilities(
+            rules=self.rules, policy=ObservationPolicy(self.act_batch, self.catalog), card=self.training_card or None
+        )
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """``MaskablePPO.predict(obs, action_masks=masks, deterministic=True)`` for a batch."""

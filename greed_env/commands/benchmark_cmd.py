@@ -23,12 +23,31 @@ import re
 import sys
 from typing import Any
 
+from greed_env.benchmark import (
+    TASKS,
+    BenchmarkResult,
+    UnknownTaskError,
+    bot_digest,
+    check_result,
+    get_task,
+    match_tasks,
+    plays_rules_of,
+    read_result,
+    run_benchmark,
+    run_task,
+    scorecard,
+)
+from greed_env.benchmark.board import board_plan
+from greed_env.benchmark.runner import beside, format_value, stderr_progress
+from greed_env.bots import BotLoadError, check_seats, load
 from greed_env.commands.argtypes import (
     OutputPathError,
     check_output_dir,
     check_output_file,
     positive_int,
 )
+from greed_env.files import atomic_write_text
+from greed_env.rules import preset
 
 __all__ = ["register"]
 
@@ -47,8 +66,6 @@ def _progress(enabled: bool) -> Any:
     try:
         from tqdm import tqdm
     except ImportError:
-        from greed_env.benchmark.runner import stderr_progress
-
         return lambda task: stderr_progress(task.id)
 
     def make(task: Any) -> Any:
@@ -65,8 +82,6 @@ def _progress(enabled: bool) -> Any:
 
 
 def _list(as_json: bool) -> int:
-    from greed_env.benchmark import TASKS
-
     if as_json:
         print(json.dumps([t.protocol() | {"description": t.description} for t in TASKS.values()], indent=2))
         return 0
@@ -86,15 +101,6 @@ def _safe(bot: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from greed_env.benchmark import (
-        UnknownTaskError,
-        match_tasks,
-        plays_rules_of,
-        run_benchmark,
-        scorecard,
-    )
-    from greed_env.bots import BotLoadError
-
     if not args.bot:
         return _fail("give the bot to run with --bot SPEC (or --list, --leaderboard)")
     try:
@@ -117,8 +123,6 @@ def _run(args: argparse.Namespace) -> int:
               f"{len(tasks) - len(playable)} tasks of other rule books left out", file=sys.stderr)
     tasks = playable
     try:  # the bot loads (its runtime installed, its card sound) and fits every table first
-        from greed_env.bots import check_seats, load
-        from greed_env.rules import preset
 
         bot = load(args.bot, preset(tasks[0].rules))
         for task in tasks:
@@ -138,7 +142,6 @@ def _run(args: argparse.Namespace) -> int:
     print(card)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        from greed_env.files import atomic_write_text
 
         result.write(out / "result.json")
         atomic_write_text(out / "scorecard.md", card)
@@ -147,15 +150,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _value(r: Any) -> str:
-    from greed_env.benchmark.runner import format_value
-
     return format_value(r)
 
 
 def _check(args: argparse.Namespace) -> int:
-    from greed_env.benchmark import bot_digest, check_result, get_task, read_result, run_task
-    from greed_env.bots import BotLoadError
-
     try:
         recorded = read_result(args.check)
     except ValueError as exc:
@@ -184,8 +182,6 @@ def _check(args: argparse.Namespace) -> int:
 
 def leaderboard_markdown(results: list[Any]) -> str:
     """The leaderboard tables (one per task, best first) from several bots' results."""
-    from greed_env.benchmark import TASKS
-    from greed_env.benchmark.runner import beside
 
     by_task: dict[str, list[tuple[str, Any]]] = {}
     for res in results:
@@ -206,18 +202,6 @@ def leaderboard_markdown(results: list[Any]) -> str:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from greed_env.benchmark import (
-        BenchmarkResult,
-        UnknownTaskError,
-        bot_digest,
-        match_tasks,
-        plays_rules_of,
-        read_result,
-        run_task,
-    )
-    from greed_env.benchmark.board import board_plan
-    from greed_env.bots import BotLoadError
-
     bots = [b.strip() for b in (args.bots or "").split(",") if b.strip()]
     if bool(bots) == bool(args.board):
         return _fail("--leaderboard needs the bots to rank: --bots A,B,C or --board NAME (one of them)")
@@ -267,7 +251,6 @@ def _leaderboard(args: argparse.Namespace) -> int:
             collected.append(read_result(path))
         except ValueError as exc:
             return _fail(str(exc))
-    from greed_env.files import atomic_write_text
 
     table = leaderboard_markdown(collected)
     text = doc.read_text(encoding="utf-8") if doc.exists() else f"# Leaderboard\n\n{START}\n{END}\n"
@@ -310,7 +293,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--leaderboard", default=None, metavar="FILE", help="write the leaderboard of --bots into FILE (.md)")
     p.add_argument("--bots", default=None, metavar="A,B,C", help="with --leaderboard: the bots to rank")
     p.add_argument("--board", default=None, metavar="NAME", help="with --leaderboard: a named board's bots and tasks (v1: docs/benchmark.md)")
-    p.add_argument("--results", default="benchmark-results", metavar="DIR", help="with --leaderboard: per-bot result files (reused; the board shows them all)")
+    p.add_argument("--results", default="leaderboard", metavar="DIR", help="with --leaderboard: per-bot result files (reused; the board shows them all)")
     p.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_main)

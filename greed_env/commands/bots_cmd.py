@@ -32,7 +32,8 @@ from greed_env.commands.argtypes import (
     positive_int,
     seed_int,
 )
-from greed_env.commands.rules_cmd import CommandError, add_rules_options, rules_from_args
+from greed_env.commands.rules_cmd import CommandError, add_rules_options
+from greed_env.rules.config import RulesError, rules_from_args
 
 __all__ = ["WIDTH", "register"]
 
@@ -181,7 +182,7 @@ def _export(args: argparse.Namespace) -> int:
     try:
         rules = rules_from_args(args.rules, args.set) if args.rules else None
         check_output_dir(args.out, "--out")
-    except (CommandError, OutputPathError) as exc:
+    except (CommandError, RulesError, OutputPathError) as exc:
         return _fail("export", str(exc))
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()] if args.opponents else None
     from greed_env.solver.interrupts import deferred  # the solver (numba): lazily
@@ -225,7 +226,7 @@ def _tournament(args: argparse.Namespace) -> int:
         rules = rules_from_args(args.rules, args.set)
         if args.out:
             check_output_dir(args.out, "--out")
-    except (CommandError, OutputPathError) as exc:
+    except (CommandError, RulesError, OutputPathError) as exc:
         return _fail("tournament", str(exc))
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     try:

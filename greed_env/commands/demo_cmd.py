@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from greed_env.bots import ThresholdBot
 from greed_env.commands.argtypes import (
     OutputPathError,
     check_output_dir,
@@ -30,6 +31,19 @@ from greed_env.commands.argtypes import (
     positive_int,
     seed_int,
 )
+from greed_env.evaluation import evaluate
+from greed_env.rules import (
+    RulesError,
+    apply,
+    apply_roll,
+    is_chance,
+    is_over,
+    new_game,
+    preset,
+    sample_roll,
+)
+from greed_env.rules.config import PRESET_SOURCES
+from greed_env.train.scripts import load_script
 
 DEFAULT_STEPS = 60_000
 DEFAULT_EVAL_TURNS = 10_000
@@ -95,8 +109,6 @@ def _section(title: str) -> None:
 def _bot_game(rules: Any, seed: int, turns_shown: int) -> None:
     import numpy as np
 
-    from greed_env.bots import ThresholdBot
-    from greed_env.rules import apply, apply_roll, is_chance, is_over, new_game, sample_roll
 
     bots = [
         ThresholdBot(bank_at=350, name="threshold-350"),
@@ -135,9 +147,6 @@ def _bot_game(rules: Any, seed: int, turns_shown: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from greed_env.rules import RulesError, preset
-    from greed_env.rules.config import PRESET_SOURCES
-
     try:
         rules = preset(args.rules)
         check_output_dir(args.runs_dir, "--runs-dir")
@@ -178,7 +187,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
     _section(f"3. Training MaskablePPO on greed_env/Solitaire-v0 ({steps:,} steps)")
-    from greed_env.train.scripts import load_script
 
     ppo_turn = load_script("ppo_turn")  # training/ppo_turn.py, with the demo's small settings
     train_args = ppo_turn.Args(
@@ -201,7 +209,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"  trained in {time.perf_counter() - t0:.0f} s; run written to {run_dir}")
 
     _section(f"4. Evaluation against the solver ({eval_turns:,} turns each, seeded)")
-    from greed_env.evaluation import evaluate
 
     optimal = values["turn"]
     rows = []
@@ -250,7 +257,6 @@ def run(args: argparse.Namespace) -> int:
 def _duel_section(rules: Any, model: Path, games: int, seed: int, vector: bool = True) -> None:
     """The trained agent (a turn player) against the solver's duel bot, in the numba engine
     (``vector=False``: in Python, which builds no numba tables: quicker for a few games)."""
-    from greed_env.evaluation import evaluate
     from greed_env.vector.optimal import check_optimal_supported
     from greed_env.vector.tables import VectorUnsupportedError
 

@@ -14,11 +14,15 @@ import argparse
 import json
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from greed_env.abilities import abilities_of
+from greed_env.bots.base import Bot
 from greed_env.bots.errors import BotLoadError
-from greed_env.bots.loader import spec_card, spec_rules
+from greed_env.bots.loader import load
+from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.commands.argtypes import (
     OutputPathError,
     check_output_dir,
@@ -27,13 +31,16 @@ from greed_env.commands.argtypes import (
     positive_int,
     seed_int,
 )
-from greed_env.commands.rules_cmd import CommandError, rules_from_args
-from greed_env.rules import IllegalMove, RulesError, preset
+from greed_env.evaluation import default_duel_games, evaluate, resolve_bot, write_report
+from greed_env.rules import IllegalMove, Rules, RulesError
+from greed_env.rules.config import rules_from_args
 
 __all__ = ["MAX_EPISODES", "register"]
 
 MAX_EPISODES = 10**10
 """Most ``--episodes`` (:data:`greed_env.evaluation.MAX_EPISODES`: days of play)."""
+DEFAULT_RULES = "ten_thousand"
+"""The rules of a bot that names none, without ``--rules``."""
 
 
 def _fail(exc: BaseException | str) -> int:
@@ -43,24 +50,23 @@ def _fail(exc: BaseException | str) -> int:
 
 
 def _run_eval(ns: argparse.Namespace) -> int:
-    from greed_env.evaluation import evaluate, write_report
-    from greed_env.solver import SolverError, TableError
+    from greed_env.solver import SolverError, TableError  # numba: loaded when a command runs
 
     try:
-        bot_path = Path(ns.bot)
-        card = spec_card(ns.bot)
-        base = ns.rules or spec_rules(ns.bot) or preset("ten_thousand")
-        rules = rules_from_args(base, ns.set)
+        spec = parse_spec(ns.bot)
+        rules, bot = _rules_and_bot(spec, ns)
+        card = abilities_of(bot).card
         objective = ns.objective or _objective_from_card(card) or "turn"
         if ns.out:
             check_output_dir(ns.out, "--out")
         run_dirs = [Path(d) for d in ns.run_dir or []]
+        bot_path = Path(ns.bot)
         if not run_dirs and card is not None and (bot_path.parent / "eval.csv").is_file():
             run_dirs = [bot_path.parent]
         bar = _progress_bar(ns, objective, f"greed eval: {ns.bot} on {rules.name}, objective {objective}")
         try:
             result = evaluate(
-                ns.bot,
+                bot,
                 rules,
                 objective,
                 episodes=ns.episodes,
@@ -71,11 +77,12 @@ def _run_eval(ns: argparse.Namespace) -> int:
                 num_players=ns.num_players,
                 progress=bar.update_to if bar else None,
                 exact=ns.exact,
+                label=spec.text,
             )
         finally:
             if bar:
                 bar.close()
-    except (BotLoadError, RulesError, IllegalMove, SolverError, TableError, CommandError, OutputPathError,
+    except (BotLoadError, RulesError, IllegalMove, SolverError, TableError, OutputPathError,
             FileNotFoundError, ValueError) as exc:
         return _fail(exc)
     summary = result.summary()
@@ -93,7 +100,28 @@ def _run_eval(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _objective_from_card(card: dict[str, Any] | None) -> str | None:
+def _rules_and_bot(spec: BotSpec, ns: argparse.Namespace) -> tuple[Rules, Bot]:
+    """The rules to measure on and the bot, loaded once.
+
+    ``--rules`` (with ``--set``) when given; else a bot whose spec names its rules (a preset
+    id, a file) is loaded first and its declared rules are the base of ``--set``; else
+    ten_thousand. The bot is loaded for the rules measured (:func:`resolve_bot`: ``optimal-OBJ``
+    plays the yardstick of the objective, which is ``--objective`` or ``turn`` here: such a bot
+    has no card to name another).
+
+    Raises:
+        BotLoadError: the bot does not load, or was made for other rules than the ones asked.
+        RulesError: a bad ``--rules`` or ``--set``.
+    """
+    if ns.rules is None and (spec.preset or spec.kind == "file"):
+        bot = load(spec)
+        rules = rules_from_args(abilities_of(bot).rules or DEFAULT_RULES, ns.set)
+        return rules, bot
+    rules = rules_from_args(ns.rules or DEFAULT_RULES, ns.set)
+    return rules, resolve_bot(spec, rules, ns.objective or "turn")
+
+
+def _objective_from_card(card: Mapping[str, Any] | None) -> str | None:
     if not card:
         return None
     objective = str(card.get("objective", ""))
@@ -129,7 +157,6 @@ class _Bar:
 def _progress_bar(ns: argparse.Namespace, objective: str, plan: str) -> _Bar | None:
     if not ns.progress:
         return None
-    from greed_env.evaluation import default_duel_games
 
     total = ns.episodes or (default_duel_games() if objective == "duel" else 20_000)
     return _Bar(total, plan)

@@ -21,11 +21,13 @@ import numpy as np
 
 from greed_env.bots.base import Bot
 from greed_env.bots.errors import BotLoadError
+from greed_env.bots.hints import default_objective, hint_lines
 from greed_env.bots.loader import check_seats
 from greed_env.bots.loader import load as load_bot
 from greed_env.commands.argtypes import OutputPathError, check_output_file, seed_int
-from greed_env.commands.rules_cmd import CommandError, add_rules_options, rules_from_args
-from greed_env.rules.config import Rules
+from greed_env.commands.rules_cmd import CommandError, add_rules_options
+from greed_env.envs.render import record_frames, save_animation
+from greed_env.rules.config import Rules, RulesError, rules_from_args
 from greed_env.rules.game import (
     ROLL_FOR_NOTHING,
     IllegalMove,
@@ -35,6 +37,7 @@ from greed_env.rules.game import (
     is_chance,
     is_over,
     legal_moves,
+    new_game,
     parse_move,
     returns,
 )
@@ -309,8 +312,6 @@ def _read_human(
     """
     view.status(state, kept)
     if hints:
-        from greed_env.bots.hints import hint_lines
-
         for text in hint_lines(rules, state):
             view.line("  " + text)
     while True:
@@ -344,7 +345,7 @@ def _play(args: argparse.Namespace) -> int:
     try:
         rules = rules_from_args(args.rules, args.set)
         seats = parse_players(args.players, rules)
-    except CommandError as exc:
+    except (CommandError, RulesError) as exc:
         return _fail("play", str(exc))
     n = len(seats)
     if args.first_player is not None and not 0 <= args.first_player < n:
@@ -426,7 +427,6 @@ def _play(args: argparse.Namespace) -> int:
 def _write_gif(command: str, record: GameRecord, path: str, fps: float) -> int:
     """Draw every position of ``record`` and save them as an animated GIF (0, or the exit
     status of a failure)."""
-    from greed_env.envs.render import record_frames, save_animation
 
     try:
         save_animation(record_frames(record), path, fps)
@@ -441,8 +441,6 @@ def _write_gif(command: str, record: GameRecord, path: str, fps: float) -> int:
 
 def _prepare_hints(rules: Rules, n_players: int) -> None:
     """Load (or solve, with progress on stderr) the table the hints will read, before the game."""
-    from greed_env.bots.hints import default_objective
-    from greed_env.rules.game import new_game
     from greed_env.solver import SolverError, TableError, load_table
     from greed_env.solver.model import check_supported
 

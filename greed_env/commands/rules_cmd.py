@@ -7,61 +7,20 @@ field or value exits with status 2 and the :class:`RulesError` message on stderr
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import textwrap
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from greed_env.commands import argtypes
-from greed_env.rules.config import PRESET_SOURCES, PRESETS, Rules, RulesError, preset
+from greed_env.rules.config import PRESET_SOURCES, PRESETS, Rules, RulesError, rules_from_args
 from greed_env.rules.scoring import IllegalKeep, read_keep
 
-__all__ = ["CommandError", "parse_sets", "register", "rules_from_args", "summary"]
+__all__ = ["CommandError", "add_rules_options", "register", "summary"]
 
 
 class CommandError(Exception):
     """A user error in a command's arguments; the command prints the message and exits 2."""
-
-
-def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
-    """``["FIELD=VALUE", ...]`` -> ``{FIELD: VALUE}`` (:func:`greed_env.rules.config.parse_sets`)."""
-    try:
-        return argtypes.parse_sets(items)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-
-
-_FIELD_IN_MESSAGE = re.compile(r"rules field '(\w+)'")
-
-
-def rules_from_args(name: str | Rules, sets: Sequence[str] | None) -> Rules:
-    """The preset ``name`` (or the rules given) with the ``--set`` overrides.
-
-    Raises:
-        CommandError: naming the problem; when an override breaks a field the user did not set
-            (``--set num_dice=1`` leaves a six-dice straight), the message names the ``--set``
-            and the preset's field it conflicts with.
-    """
-    overrides = parse_sets(sets)
-    try:
-        return preset(name, **overrides) if isinstance(name, str) else name.replace(**overrides)
-    except RulesError as exc:
-        raise CommandError(_conflict(name, overrides, str(exc))) from None
-
-
-def _conflict(name: str | Rules, overrides: dict[str, str], message: str) -> str:
-    """``message`` led by the ``--set`` at fault when it names a field the user did not set."""
-    found = _FIELD_IN_MESSAGE.search(message)
-    if not overrides or found is None or found.group(1) in overrides:
-        return message
-    field_name = found.group(1)
-    base = name if isinstance(name, Rules) else PRESETS.get(name.strip().lower())
-    given = " ".join(f"--set {k}={v}" for k, v in overrides.items())
-    where = f"{base.name}'s {field_name}" if base is not None else field_name
-    return (f"{given} conflicts with {where}, which you did not set: {message}; "
-            f"change it too with --set {field_name}=...")
 
 
 def add_rules_options(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -151,7 +110,7 @@ def _cmd_rules(args: argparse.Namespace) -> int:
         return 0
     try:
         rules = rules_from_args(args.name, args.set)
-    except CommandError as exc:
+    except RulesError as exc:
         return _fail("rules", str(exc))
     base = PRESETS[rules.name]
     print(f"{rules.name}: {PRESET_SOURCES.get(rules.name, '')}", file=out)
@@ -185,7 +144,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     try:
         rules = rules_from_args(args.rules, args.set)
         taps = _parse_faces(args.faces)
-    except CommandError as exc:
+    except (CommandError, RulesError) as exc:
         return _fail("score", str(exc))
     try:
         result = read_keep(rules, taps, fresh=args.fresh)

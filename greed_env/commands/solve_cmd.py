@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from greed_env.bots.hints import format_hints
 from greed_env.commands.argtypes import (
     OutputPathError,
     check_output_dir,
@@ -26,9 +27,9 @@ from greed_env.commands.argtypes import (
     positive_int,
     seed_int,
 )
-from greed_env.commands.rules_cmd import CommandError, rules_from_args
 from greed_env.files import name_problem
-from greed_env.rules.config import RulesError
+from greed_env.rules.config import RulesError, rules_from_args
+from greed_env.rules.game import Phase, new_game
 
 __all__ = ["register"]
 
@@ -46,10 +47,7 @@ def _rules(args: argparse.Namespace) -> Any:
     Raises:
         RulesError: naming the problem (the ``--set`` at fault for a conflict).
     """
-    try:
-        return rules_from_args(args.rules, args.set)
-    except CommandError as exc:
-        raise RulesError(str(exc)) from None
+    return rules_from_args(args.rules, args.set)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -190,7 +188,6 @@ def _position(args: argparse.Namespace, rules: Any) -> Any:
     Raises:
         ValueError: naming the flag and the value.
     """
-    from greed_env.rules.game import Phase, new_game
 
     try:
         scores = tuple(int(x) for x in args.scores.replace(" ", "").split(","))
@@ -268,7 +265,6 @@ def _advise(args: argparse.Namespace) -> int:
     if not values:
         print("no legal move: the roll busts")
         return 0
-    from greed_env.bots.hints import format_hints
 
     sense = -1.0 if args.objective == "race" else 1.0
     ranked = sorted(values, key=lambda mv: -sense * float(mv[1]))  # stable: catalog order on ties

@@ -17,6 +17,13 @@ import argparse
 import sys
 from typing import Any
 
+from greed_env.bots.errors import BotLoadError
+from greed_env.rules import IllegalMove, RulesError
+from greed_env.train import soup
+from greed_env.train.args import add_dataclass_arguments, namespace_to
+from greed_env.train.scripts import ScriptError, load_script, script_docstring, script_names
+from greed_env.train.soup import run
+
 __all__ = ["register"]
 
 SCRIPT_ALIASES = {"solo": "ppo_turn", "duel": "ppo_duel", "selfplay": "ppo_selfplay", "rllib": "rllib_selfplay"}
@@ -24,8 +31,6 @@ SCRIPT_ALIASES = {"solo": "ppo_turn", "duel": "ppo_duel", "selfplay": "ppo_selfp
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from greed_env.bots.errors import BotLoadError
-    from greed_env.rules import IllegalMove, RulesError
     from greed_env.solver.model import SolverError
     from greed_env.solver.table import TableError
 
@@ -40,8 +45,6 @@ def _fail(exc: BaseException, command: str) -> int:
 
 def _run_script(ns: argparse.Namespace) -> int:
     """Parse the script's own options from ``ns.script_args`` and run its ``main``."""
-    from greed_env.train.args import add_dataclass_arguments, namespace_to
-    from greed_env.train.scripts import load_script
 
     command = f"train {ns.script}"
     try:
@@ -64,7 +67,6 @@ def _run_script(ns: argparse.Namespace) -> int:
 def script_examples() -> dict[str, str]:
     """``{"train NAME": example}`` for every training script (and alias): the first line of its
     docstring that runs it with ``greed train NAME``, else ``greed train NAME``."""
-    from greed_env.train.scripts import ScriptError, script_docstring, script_names
 
     out: dict[str, str] = {}
     try:
@@ -82,8 +84,6 @@ def script_examples() -> dict[str, str]:
 
 
 def _run_soup(ns: argparse.Namespace) -> int:
-    from greed_env.train.soup import run
-
     try:
         run(ns)
     except (*_user_errors(), ValueError) as exc:
@@ -93,8 +93,6 @@ def _run_soup(ns: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``train`` (one sub-command per training script, and ``soup``) to the CLI."""
-    from greed_env.train import soup
-    from greed_env.train.scripts import ScriptError, script_docstring, script_names
 
     train = subparsers.add_parser(
         "train",

@@ -1,4 +1,4 @@
-"""Gymnasium environments, the action catalog and the observation encoding.
+"""Gymnasium environments.
 
 Importing this package registers the environment ids with Gymnasium (lazy ``"module:Class"``
 entry points: nothing heavy is imported until an environment is made):
@@ -6,7 +6,10 @@ entry points: nothing heavy is imported until an environment is made):
 * ``greed_env/Solitaire-v0``: :class:`greed_env.envs.solitaire.SolitaireEnv`
 * ``greed_env/Duel-v0``: :class:`greed_env.envs.duel.DuelEnv`
 
-The PettingZoo AEC environment is :mod:`greed_env.pettingzoo.greed_v0`.
+The PettingZoo AEC environment is :mod:`greed_env.pettingzoo.greed_v0`. The action catalog
+and the observation encoding the environments speak are the part :mod:`greed_env.spaces`;
+``greed_env.envs.catalog`` and ``greed_env.envs.observation`` still import, as the same
+modules (:data:`MOVED_MODULES`).
 
 >>> import greed_env
 >>> sorted(i for i in ENV_IDS)
@@ -15,12 +18,23 @@ The PettingZoo AEC environment is :mod:`greed_env.pettingzoo.greed_v0`.
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
 from typing import Any
+
+from greed_env.spaces import catalog, observation
+from greed_env.spaces.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.spaces.observation import (
+    OBS_DIM,
+    OBS_SPEC_VERSION,
+    encode_observation,
+    observation_spec,
+)
 
 __all__ = [
     "ACTION_CATALOG_VERSION",
     "ENV_IDS",
+    "MOVED_MODULES",
     "OBS_DIM",
     "OBS_SPEC_VERSION",
     "ActionCatalog",
@@ -42,13 +56,13 @@ VECTOR_ENTRY_POINTS: dict[str, str] = {
 }
 """Native batched versions, for ``gymnasium.make_vec(id, n, vectorization_mode="vector_entry_point")``."""
 
+MOVED_MODULES = {f"{__name__}.catalog": catalog, f"{__name__}.observation": observation}
+"""Old module names of the shared formats, bound to the modules of :mod:`greed_env.spaces`
+(the same module objects, so ``greed_env.envs.catalog.ActionCatalog is
+greed_env.spaces.ActionCatalog``)."""
+sys.modules.update(MOVED_MODULES)
+
 _LAZY = {
-    "ACTION_CATALOG_VERSION": "greed_env.envs.catalog",
-    "ActionCatalog": "greed_env.envs.catalog",
-    "OBS_DIM": "greed_env.envs.observation",
-    "OBS_SPEC_VERSION": "greed_env.envs.observation",
-    "encode_observation": "greed_env.envs.observation",
-    "observation_spec": "greed_env.envs.observation",
     "SolitaireEnv": "greed_env.envs.solitaire",
     "DuelEnv": "greed_env.envs.duel",
 }

@@ -76,29 +76,6 @@ def env_rules(rules: Rules | str | None, rules_overrides: Mapping[str, Any] | No
     return resolve_rules(rules, **dict(rules_overrides or {}))
 
 
-def action_index(action: Any, n: int) -> int:
-    """The action id ``action`` stands for, in ``0..n-1``.
-
-    Python and numpy integers and 0-d integer arrays are accepted; ``True``/``False``, floats
-    (even ``2.0``), strings and arrays of other shapes are refused, so a bug that feeds a
-    probability or a flag as an action fails at once.
-
-    Raises:
-        ValueError: the action is not an integer id, or lies outside ``0..n-1``.
-    """
-    value = action
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise ValueError(
-            f"action must be an integer id in 0..{n - 1}, got {action!r} ({type(action).__name__})"
-        )
-    a = int(value)
-    if not 0 <= a < n:
-        raise ValueError(f"action {a} is outside the action space 0..{n - 1}")
-    return a
-
-
 def check_reward(name: str, value: Any) -> float:
     """A finite float, or ValueError naming the argument (``reward_scale=nan`` is refused)."""
     try:

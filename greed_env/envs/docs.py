@@ -5,7 +5,7 @@
 docstrings; building every catalog at import would cost time, so it is a literal checked
 against :func:`catalog_sizes_table` by the tests. ``docs/envs.md`` holds
 :func:`generated_block` between ``<!-- BEGIN GENERATED -->`` and ``<!-- END GENERATED -->``;
-``python benchmarks/gen_env_docs.py`` rewrites it and a test checks the file is current.
+``python scripts/gen_env_docs.py`` rewrites it and a test checks the file is current.
 
 >>> catalog_sizes_table() == CATALOG_SIZES_DOC
 True
@@ -13,7 +13,9 @@ True
 
 from __future__ import annotations
 
-from greed_env.envs.observation import observation_table
+from greed_env.rules import preset, preset_names
+from greed_env.spaces.catalog import ACTION_CATALOG_VERSION, ActionCatalog
+from greed_env.spaces.observation import OBS_DIM, OBS_SPEC_VERSION, observation_table
 
 __all__ = [
     "BEGIN",
@@ -44,9 +46,6 @@ CATALOG_SIZES_DOC = """\
 
 def catalog_sizes_table() -> str:
     """The catalog size table of every preset, computed now (Markdown)."""
-    from greed_env.envs.catalog import ActionCatalog
-    from greed_env.rules import preset, preset_names
-
     lines = [
         "| preset | n | non-keep moves | keeps | of which read large straight / small straight first / three pairs first | catalog version |",
         "|---|---|---|---|---|---|",
@@ -62,9 +61,6 @@ def catalog_sizes_table() -> str:
 
 def catalog_layout_table() -> str:
     """Per preset: the id of every non-keep move and the id range of the keeps (Markdown)."""
-    from greed_env.envs.catalog import ActionCatalog
-    from greed_env.rules import preset, preset_names
-
     lines = ["| preset | non-keep ids | keep ids |", "|---|---|---|"]
     for name in preset_names():
         cat = ActionCatalog(preset(name))
@@ -79,9 +75,6 @@ _READING_MARKS = {"": "", "large": "L", "small": "S", "pairs": "P"}
 
 def keep_list(name: str) -> str:
     """Every keep action of a preset as ``id: faces``, one line per number of dice."""
-    from greed_env.envs.catalog import ActionCatalog
-    from greed_env.rules import preset
-
     cat = ActionCatalog(preset(name))
     by_size: dict[int, list[str]] = {}
     for e in cat.entries:
@@ -96,9 +89,6 @@ def keep_list(name: str) -> str:
 
 def generated_block() -> str:
     """The generated part of ``docs/envs.md``, markers included."""
-    from greed_env.envs.catalog import ACTION_CATALOG_VERSION
-    from greed_env.envs.observation import OBS_DIM, OBS_SPEC_VERSION
-
     return "\n".join(
         [
             BEGIN,

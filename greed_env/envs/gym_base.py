@@ -2,8 +2,9 @@
 
 It owns what both have in common: rules resolution, the :class:`ActionCatalog` and its
 ``Discrete`` space, the observation ``Box`` (or, with ``mask_in_obs``, a ``Dict`` that also
-carries the mask), the mask (``info["action_mask"]`` and :meth:`GreedGymEnv.action_masks`),
-the terminal mask convention, illegal-action handling and rendering (text and pictures).
+carries the mask: :mod:`greed_env.spaces.gym_spaces`), the mask (``info["action_mask"]``
+and :meth:`GreedGymEnv.action_masks`), the terminal mask convention, illegal-action handling
+and rendering (text and pictures).
 Subclasses decide how an episode starts, who else moves, and the reward.
 
 **Terminal mask**: once an episode has ended (terminated or truncated), the mask returned with
@@ -22,9 +23,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.common import (
-    action_index,
     check_illegal_mode,
     check_reward,
     env_rules,
@@ -32,46 +31,13 @@ from greed_env.envs.common import (
     render_text,
     terminal_mask,
 )
-from greed_env.envs.observation import OBS_DIM, encode_observation, observation_bounds
 from greed_env.envs.render import TurnLog, table_picture
 from greed_env.rules import IllegalMove, Move, Rules, State, apply
+from greed_env.spaces.catalog import ActionCatalog, action_index
+from greed_env.spaces.gym_spaces import MASK_IN_OBS_KEYS, mask_obs_keys, observation_space
+from greed_env.spaces.observation import encode_observation
 
 __all__ = ["MASK_IN_OBS_KEYS", "GreedGymEnv"]
-
-MASK_IN_OBS_KEYS: dict[str, tuple[str, str]] = {
-    "pettingzoo": ("observation", "action_mask"),
-    "rllib": ("observations", "action_mask"),
-    "tianshou": ("obs", "mask"),
-}
-"""``mask_in_obs`` conventions: the ``Dict`` keys of the observation vector and of the mask.
-``True`` means ``"pettingzoo"`` (also what TorchRL's ``ActionMask`` transform reads)."""
-
-
-def mask_obs_keys(mask_in_obs: bool | str) -> tuple[str, str] | None:
-    """The ``(observation, mask)`` keys of a ``mask_in_obs`` argument, None for False."""
-    if mask_in_obs is False or mask_in_obs is None:
-        return None
-    if mask_in_obs is True:
-        return MASK_IN_OBS_KEYS["pettingzoo"]
-    if isinstance(mask_in_obs, str) and mask_in_obs in MASK_IN_OBS_KEYS:
-        return MASK_IN_OBS_KEYS[mask_in_obs]
-    raise ValueError(
-        f"mask_in_obs must be False, True or one of {', '.join(map(repr, MASK_IN_OBS_KEYS))}, "
-        f"got {mask_in_obs!r}"
-    )
-
-
-def observation_space(keys: tuple[str, str] | None, n_actions: int) -> spaces.Space[Any]:
-    """The observation space: the ``Box`` vector, or with ``keys`` the ``Dict`` of the vector
-    and the int8 action mask (``mask_in_obs``)."""
-    low, high = observation_bounds()
-    vector = spaces.Box(low, high, shape=(OBS_DIM,), dtype=np.float32)
-    if keys is None:
-        return vector
-    obs_key, mask_key = keys
-    return spaces.Dict(
-        {obs_key: vector, mask_key: spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8)}
-    )
 
 
 class GreedGymEnv(gym.Env[Any, np.int64]):

@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from greed_env.files import atomic_write_with
 from greed_env.rules import Carry, IllegalKeep, Move, Phase, Rules, State, parse_move, read_keep
 from greed_env.rules.record import GameRecord, replay
 
@@ -205,14 +206,35 @@ def table_picture(
     n = state.num_players if state is not None else (num_seats or 1)
     width, height = picture_size(rules, num_seats or n)
     img = Image.new("RGB", (width, height), _FELT)
-    draw = ImageDraw.Draw(img)
-    big, mid, small = _fonts()
-    inner = width - 2 * _MARGIN
-    x0, y = _MARGIN, _MARGIN
+    pen = _Pen(ImageDraw.Draw(img), *_fonts(), width)
     if state is None:
-        draw.text((x0, y), f"[{rules.name}] not started: call reset()", font=big, fill=_INK)
+        pen.draw.text((_MARGIN, _MARGIN), f"[{rules.name}] not started: call reset()", font=pen.big, fill=_INK)
         return np.asarray(img, dtype=np.uint8)
+    y = _draw_title(pen, rules, state, seat, _MARGIN)
+    y = _draw_seats(pen, state, seat, names, y)
+    y = _draw_dice(pen, state, y)
+    y = _draw_keeps(pen, keeps, y)
+    _draw_turn(pen, rules, state, events, y)
+    return np.asarray(img, dtype=np.uint8)
 
+
+class _Pen(NamedTuple):
+    """What every section of a picture draws with: Pillow's ``ImageDraw``, the three fonts and
+    the picture's width (text starts at ``_MARGIN``)."""
+
+    draw: Any
+    big: Any
+    mid: Any
+    small: Any
+    width: int
+
+    @property
+    def inner(self) -> int:
+        return self.width - 2 * _MARGIN
+
+
+def _draw_title(pen: _Pen, rules: Rules, state: State, seat: int | None, y: int) -> int:
+    """The rules, who is to play (or the winners) and the game's stage; returns the next y."""
     phase = Phase(state.phase)
     if phase == Phase.OVER:
         head = "game over: winner(s) " + ", ".join(f"P{w}" for w in state.winners)
@@ -225,12 +247,19 @@ def table_picture(
     if state.in_rolloff:
         extra.append(f"roll-off round {state.rolloff_round}")
     title = f"{rules.name}   {head}" + (f"   ({', '.join(extra)})" if extra else "")
-    draw.text((x0, y), _fit(draw, title, big, inner), font=big, fill=_INK)
-    y += 30
+    pen.draw.text((_MARGIN, y), _fit(pen.draw, title, pen.big, pen.inner), font=pen.big, fill=_INK)
+    return y + 30
 
-    box_w = (inner - (_SEATS_PER_ROW - 1) * 8) // _SEATS_PER_ROW
+
+def _draw_seats(pen: _Pen, state: State, seat: int | None, names: Sequence[str], y: int) -> int:
+    """One box per seat (``_SEATS_PER_ROW`` a row): name, score, whether it has come in; the
+    player to act and the winners outlined in gold. Returns the next y."""
+    draw, small, big = pen.draw, pen.small, pen.big
+    phase = Phase(state.phase)
+    n = state.num_players
+    box_w = (pen.inner - (_SEATS_PER_ROW - 1) * 8) // _SEATS_PER_ROW
     for p in range(n):
-        bx = x0 + (p % _SEATS_PER_ROW) * (box_w + 8)
+        bx = _MARGIN + (p % _SEATS_PER_ROW) * (box_w + 8)
         by = y + (p // _SEATS_PER_ROW) * (_SEAT_H + 8)
         acting = p == state.player and phase != Phase.OVER
         won = phase == Phase.OVER and p in state.winners
@@ -246,8 +275,12 @@ def table_picture(
         draw.text((bx + 8, by + 22), f"{state.scores[p]:,}", font=big, fill=_INK)
         if not state.entered[p]:
             draw.text((bx + box_w - 52, by + 5), "not in", font=small, fill=_RED)
-    y += (-(-n // _SEATS_PER_ROW)) * (_SEAT_H + 8)
+    return y + (-(-n // _SEATS_PER_ROW)) * (_SEAT_H + 8)
 
+
+def _draw_dice(pen: _Pen, state: State, y: int) -> int:
+    """The dice of the roll (faces up), or the dice in hand (blank); returns the next y."""
+    phase = Phase(state.phase)
     if phase == Phase.KEEP:
         caption, faces = f"roll ({len(state.roll)} dice)", list(state.roll)
     elif phase in (Phase.START, Phase.CONTINUE, Phase.ROLL):
@@ -255,16 +288,21 @@ def table_picture(
         faces = [None] * state.dice
     else:
         caption, faces = "", []
-    draw.text((x0, y + 4), caption, font=mid, fill=_DIM)
+    pen.draw.text((_MARGIN, y + 4), caption, font=pen.mid, fill=_DIM)
     y += 26
     for i, face in enumerate(faces):
         fill = _DIE_FACE if face is not None else (120, 150, 130)
-        _draw_die(draw, x0 + i * (_DIE + 10), y, _DIE, face, fill)
-    y += _DIE + 14
+        _draw_die(pen.draw, _MARGIN + i * (_DIE + 10), y, _DIE, face, fill)
+    return y + _DIE + 14
 
+
+def _draw_keeps(pen: _Pen, keeps: Sequence[KeptDice], y: int) -> int:
+    """The turn's keeps in tap order with their points and reading (the last
+    :data:`MAX_KEEP_ROWS`; the rows always take their room); returns the next y."""
+    draw, mid = pen.draw, pen.mid
     total = sum(k.points for k in keeps)
     draw.text(
-        (x0, y + 2),
+        (_MARGIN, y + 2),
         "kept this turn (tap order)" + (f": {total:,}" if keeps else ": nothing yet"),
         font=mid,
         fill=_DIM,
@@ -273,35 +311,38 @@ def table_picture(
     hidden = max(0, len(keeps) - MAX_KEEP_ROWS)
     for k in list(keeps)[-MAX_KEEP_ROWS:]:
         for i, face in enumerate(k.taps):
-            _draw_die(draw, x0 + i * (_SMALL_DIE + 4), y, _SMALL_DIE, face, _DIE_FACE)
-        tx = x0 + max(6, len(k.taps)) * (_SMALL_DIE + 4) + 10
+            _draw_die(draw, _MARGIN + i * (_SMALL_DIE + 4), y, _SMALL_DIE, face, _DIE_FACE)
+        tx = _MARGIN + max(6, len(k.taps)) * (_SMALL_DIE + 4) + 10
         label = f"{k.points:,}: {k.reading}"
-        draw.text((tx, y + 7), _fit(draw, label, mid, width - _MARGIN - tx), font=mid, fill=_INK)
+        draw.text((tx, y + 7), _fit(draw, label, mid, pen.width - _MARGIN - tx), font=mid, fill=_INK)
         y += _SMALL_DIE + 8
     y += (MAX_KEEP_ROWS - min(len(keeps), MAX_KEEP_ROWS)) * (_SMALL_DIE + 8)
     if hidden:
-        draw.text((width - _MARGIN - 140, y - 20), f"(+{hidden} earlier)", font=small, fill=_DIM)
+        draw.text((pen.width - _MARGIN - 140, y - 20), f"(+{hidden} earlier)", font=pen.small, fill=_DIM)
+    return y
 
+
+def _draw_turn(pen: _Pen, rules: Rules, state: State, events: Sequence[str] | None, y: int) -> None:
+    """The working sets (tap-order rules), the turn total and the bar, a piggyback offer and
+    the latest events."""
+    draw, mid = pen.draw, pen.mid
     if rules.carry_over:
-        draw.text(
-            (x0, y), _fit(draw, f"working: {state.carry.describe()}", mid, inner), font=mid,
-            fill=_INK,
-        )
+        working = _fit(draw, f"working: {state.carry.describe()}", mid, pen.inner)
+        draw.text((_MARGIN, y), working, font=mid, fill=_INK)
     y += 22
     line = f"turn total: {state.turn_total:,}"
     if state.bar >= 0:
         line += f"    must beat: {state.bar:,}"
-    draw.text((x0, y), line, font=big, fill=_GOLD)
+    draw.text((_MARGIN, y), line, font=pen.big, fill=_GOLD)
     y += 22
     if state.piggy is not None:
         offer = f"piggyback offer: {state.piggy[0]:,} with {state.piggy[1]} dice"
-        draw.text((x0, y + 2), offer, font=mid, fill=_INK)
+        draw.text((_MARGIN, y + 2), offer, font=mid, fill=_INK)
     y += 22
     shown = [e for e in (events or []) if e][-4:]
     if shown:
-        text = _fit(draw, "last: " + " / ".join(shown), small, inner)
-        draw.text((x0, y + 4), text, font=small, fill=_DIM)
-    return np.asarray(img, dtype=np.uint8)
+        text = _fit(draw, "last: " + " / ".join(shown), pen.small, pen.inner)
+        draw.text((_MARGIN, y + 4), text, font=pen.small, fill=_DIM)
 
 
 def record_frames(record: GameRecord) -> list[np.ndarray]:
@@ -355,9 +396,9 @@ def save_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float = 
         )
         for f in frames
     ]
-    tmp = out.with_name(out.name + ".part")
-    try:
-        images[0].save(
+    return atomic_write_with(
+        out,
+        lambda tmp: images[0].save(
             tmp,
             format="GIF",
             save_all=True,
@@ -365,8 +406,5 @@ def save_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float = 
             duration=max(20, round(1000 / fps)),
             loop=0,
             optimize=False,
-        )
-        tmp.replace(out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out
+        ),
+    )

@@ -32,7 +32,7 @@ there in as few turns as possible. Dice are rolled inside :meth:`step` with the 
 
 ## Action Space
 
-``Discrete(n)``, the rules' fixed :class:`~greed_env.envs.catalog.ActionCatalog`: the non-keep
+``Discrete(n)``, the rules' fixed :class:`~greed_env.spaces.catalog.ActionCatalog`: the non-keep
 moves the rules can produce (``bank``, ``roll``, ...) first, then every keep (a multiset of
 faces; under tap-order rules also a *large straight first* reading of keeps that hold all six
 faces). ``n`` per preset, catalog version 1:
@@ -51,7 +51,7 @@ With ``mask_in_obs=True`` the observation is the ``Dict`` of PettingZoo's env,
 ``observations`` / ``action_mask``; ``"tianshou"``: ``obs`` / ``mask``), so Tianshou, TorchRL
 and RLlib read the mask with no wrapper. By default it is
 ``Box(low, high, (106,), float32)``, the same for every rules configuration (observation spec
-version 2, :func:`~greed_env.envs.observation.observation_spec`). Per-seat groups start with
+version 2, :func:`~greed_env.spaces.observation.observation_spec`). Per-seat groups start with
 the observing player (here the only seat, padded to 8):
 
 %OBS_TABLE%

@@ -35,7 +35,9 @@ workers receive the numpy weights.
 The parts: :mod:`~greed_env.evaluation.stats` (confidence intervals),
 :mod:`~greed_env.evaluation.yardstick` (the solver's values), :mod:`~greed_env.evaluation.resolve`
 (the bots), :mod:`~greed_env.evaluation.runner` (episodes, processes, :func:`evaluate`),
-:mod:`~greed_env.evaluation.duel` (the numba duel path), :mod:`~greed_env.evaluation.regret`,
+:mod:`~greed_env.evaluation.duel` (the numba duel path),
+:mod:`~greed_env.evaluation.policy_value` (a deterministic bot's exact turn value, by
+enumeration), :mod:`~greed_env.evaluation.regret`,
 :mod:`~greed_env.evaluation.result` and :mod:`~greed_env.evaluation.report` (report, plots,
 learning curves).
 
@@ -56,6 +58,7 @@ from greed_env.evaluation.duel import (
     vector_duel_supported,
     vector_duel_values,
 )
+from greed_env.evaluation.policy_value import EnumerationLimit, TurnValue, turn_value
 from greed_env.evaluation.regret import LEAD_BUCKETS, TURN_BUCKETS, regret_by_situation
 from greed_env.evaluation.report import learning_curve, plot_learning_curves, write_report
 from greed_env.evaluation.resolve import BotSource, resolve_bot
@@ -77,8 +80,10 @@ __all__ = [
     "VECTOR_DUEL_MIN_PER_ROW",
     "Z95",
     "BotSource",
+    "EnumerationLimit",
     "Estimate",
     "EvalResult",
+    "TurnValue",
     "default_duel_games",
     "evaluate",
     "first_roll_bust_probability",
@@ -89,6 +94,7 @@ __all__ = [
     "plot_learning_curves",
     "regret_by_situation",
     "resolve_bot",
+    "turn_value",
     "vector_duel_act",
     "vector_duel_supported",
     "vector_duel_values",

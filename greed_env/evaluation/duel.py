@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import abilities_of
 from greed_env.bots.base import Bot
 from greed_env.rules import Rules
 
@@ -18,34 +19,31 @@ with one or two games per row most of the work would be rows waiting."""
 
 
 def vector_duel_act(bot: Bot, rules: Rules, seed: int = 0) -> Callable[[Any], np.ndarray] | None:
-    """How :func:`vector_duel_values` makes ``bot`` act on a batch, or None when it cannot:
-    a deterministic observation policy (a model file's ``PolicyBot``, an exported
-    ``OnnxBot``, a ``PPOBot``), the optimal duel bot itself, the leader-duel bot (which is the
-    optimal duel bot with two seats), a ``ThresholdBot`` or a ``RandomBot``. The last three
-    play the vector kernels that also play the engine's opponents (tested move for move
-    against the Python bots); ``RandomBot`` draws from a generator seeded by ``seed``."""
-    from greed_env.bots.base import RandomBot, ThresholdBot
-    from greed_env.bots.leader import LeaderDuelBot
-    from greed_env.solver.bot import OptimalBot
+    """How :func:`vector_duel_values` makes ``bot`` act on a batch, from what the bot declares
+    (:class:`~greed_env.abilities.Abilities`), or None when it cannot: a batched policy (a
+    greedy network: a model file's ``PolicyBot``, an exported ``OnnxBot``, a ``PPOBot``) is
+    asked for the batch's observations; a bot the numba kernels play themselves (the optimal
+    duel bot of these rules, the leader-duel bot, which is that bot with two seats, a threshold
+    or the random bot) is played by them, tested move for move against the Python bots; the
+    random bot draws from a generator seeded by ``seed``."""
     from greed_env.vector.engine import opponent_params
     from greed_env.vector.tables import VectorUnsupportedError
 
-    greedy = float(getattr(bot, "temperature", 0.0)) == 0.0
-    act_ids = getattr(bot, "act_ids", None)  # PolicyBot (a NumPy network)
-    if act_ids is not None and greedy:
-        return lambda batch: act_ids(batch.obs, batch.mask)
-    if hasattr(bot, "act_obs") and callable(getattr(bot, "act_batch", None)) and greedy:
-        return lambda batch: bot.act_batch(batch.obs, batch.mask)  # OnnxBot, PPOBot
-    duel_bot = bot.duel_bot if type(bot) is LeaderDuelBot else bot
-    if type(duel_bot) is OptimalBot and duel_bot.objective == "duel" and duel_bot.rules.fingerprint == rules.fingerprint:
+    declared = abilities_of(bot)
+    policy, native = declared.policy, declared.native
+    if policy is not None:
+        return lambda batch: policy.act_ids(batch.obs, batch.mask)
+    if native is None:
+        return None
+    if native.is_optimal_duel(rules):
         return lambda batch: np.maximum(batch.optimal_actions(), 0)
-    if type(bot) is ThresholdBot:
+    if native.kind == "threshold":
         try:
             _, bank_at, style, min_dice = opponent_params(bot, rules)
         except VectorUnsupportedError:
             return None
         return lambda batch: np.maximum(batch.threshold_actions(bank_at, style, min_dice), 0)
-    if type(bot) is RandomBot:
+    if native.kind == "random":
         rng = np.random.default_rng(np.random.SeedSequence([seed, _RANDOM_STREAM]))
         return lambda batch: np.maximum(batch.random_actions(rng), 0)
     return None
@@ -57,14 +55,13 @@ _RANDOM_STREAM = 0x52414E44
 
 def vector_duel_supported(bot: Bot, opponent: Any, rules: Rules) -> bool:
     """Whether a two-seat duel of ``bot`` against ``opponent`` can run in the vector engine
-    (the opponent: the optimal duel bot of these rules; see :func:`vector_duel_values`)."""
-    from greed_env.solver.bot import OptimalBot
+    (the opponent: the optimal duel bot of these rules, as it declares; see
+    :func:`vector_duel_values`)."""
     from greed_env.vector.optimal import check_optimal_supported
     from greed_env.vector.tables import VectorUnsupportedError, check_vector_supported
 
-    if not (type(opponent) is OptimalBot and opponent.objective == "duel"):
-        return False
-    if opponent.rules.fingerprint != rules.fingerprint or vector_duel_act(bot, rules) is None:
+    native = abilities_of(opponent).native
+    if native is None or not native.is_optimal_duel(rules) or vector_duel_act(bot, rules) is None:
         return False
     try:
         check_vector_supported(rules)
@@ -96,7 +93,7 @@ def vector_duel_values(
 
     act = vector_duel_act(bot, rules, seed)
     if act is None:
-        raise ValueError(f"{bot!r} cannot act on vector batches (no act_ids)")
+        raise ValueError(f"{bot!r} declares no way to act on vector batches (a policy or a native play)")
     out = np.zeros(games)
     for seat in (0, 1):
         count = len(range(seat, games, 2))

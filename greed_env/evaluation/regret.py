@@ -6,8 +6,8 @@ import itertools
 
 import numpy as np
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import Move, Phase, State
+from greed_env.spaces.catalog import ActionCatalog
 
 TURN_BUCKETS = (0, 300, 600, 1000, 2000)
 """Lower edges of the turn-total buckets used to group regret by situation."""

@@ -3,9 +3,7 @@
 One adjustment, so that the optimum is the yardstick the objective is measured by:
 ``optimal-OBJ`` (no preset) for the objective being measured plays the solver table of
 :func:`~greed_env.evaluation.yardstick.yardstick_rules` (the same rules except where a
-one-turn episode cannot meet a rule, as Zilch's bust penalty). Solver bots are played as the
-solver's own :class:`~greed_env.solver.OptimalBot` (one shared instance per rules and
-objective), which the numba duel path recognises.
+one-turn episode cannot meet a rule, as Zilch's bust penalty), under the rules measured.
 """
 
 from __future__ import annotations
@@ -14,14 +12,14 @@ import os
 
 from greed_env.bots.base import Bot
 from greed_env.bots.loader import as_bot, load
-from greed_env.bots.optimal import SolverBot
-from greed_env.bots.spec import parse_spec
+from greed_env.bots.optimal import solver_bot
+from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.evaluation.yardstick import yardstick_rules
 from greed_env.rules import Rules
 
 __all__ = ["BotSource", "bot_label", "resolve_bot"]
 
-BotSource = str | os.PathLike | Bot
+BotSource = str | os.PathLike | BotSpec | Bot
 
 
 def resolve_bot(source: BotSource, rules: Rules, objective: str) -> Bot:
@@ -32,22 +30,18 @@ def resolve_bot(source: BotSource, rules: Rules, objective: str) -> Bot:
             made for other rules.
         ValueError: an object that is no bot.
     """
-    if not isinstance(source, str | os.PathLike):
-        bot = as_bot(source, rules)
-    else:
-        spec = parse_spec(os.fspath(source))
+    if isinstance(source, BotSpec | str | os.PathLike):
+        spec = source if isinstance(source, BotSpec) else parse_spec(os.fspath(source))
         if spec.kind == "optimal" and not spec.preset and spec.objective == objective:
-            bot = load(spec, yardstick_rules(rules, objective))
-        else:
-            bot = load(spec, rules)
-    if isinstance(bot, SolverBot):
-        bot.check_rules(rules if bot.rules.fingerprint == rules.fingerprint else yardstick_rules(rules, objective))
-        return bot.inner
-    return bot
+            return solver_bot(rules, objective, spec.text, table_rules=yardstick_rules(rules, objective))
+        return load(spec, rules)
+    return as_bot(source, rules)
 
 
 def bot_label(source: BotSource, bot: Bot) -> str:
     """The name an evaluation reports for ``source``: the spec as given, else the bot's name."""
+    if isinstance(source, BotSpec):
+        return source.text
     if isinstance(source, str | os.PathLike):
         return os.fspath(source)
     return bot.name

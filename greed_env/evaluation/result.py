@@ -37,7 +37,7 @@ class EvalResult:
             ``lead`` (the decider's banked score less the best other banked score; 0 alone)
             and ``final`` (1 in a final round).
         exact: ``turn`` with ``exact=True``: the bot's exact expected turn score
-            (:func:`greed_env.policy_value.turn_value`, no sampling error), else None.
+            (:func:`greed_env.evaluation.policy_value.turn_value`, no sampling error), else None.
         exact_p_cap: the probability mass valued at the enumeration's turn-total cap.
     """
 

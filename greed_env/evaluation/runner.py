@@ -13,36 +13,34 @@ from typing import Any
 
 import numpy as np
 
-from greed_env.bots.base import Bot
-from greed_env.bots.loader import check_seats
+from greed_env.abilities import abilities_of
+from greed_env.bots.base import Bot, check_rules, check_seats
 from greed_env.bots.optimal import optimal_available, optimal_bot
-from greed_env.bots.play import batch_moves
 from greed_env.bots.workers import spawn_pool
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.duel import DuelEnv
 from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE_OBJECTIVES
 from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.evaluation.duel import vector_duel_supported, vector_duel_values
+from greed_env.evaluation.policy_value import EnumerationLimit, TurnValue, turn_value
 from greed_env.evaluation.regret import banked_lead, regret_of
 from greed_env.evaluation.resolve import BotSource, bot_label, resolve_bot
 from greed_env.evaluation.result import EvalResult
-from greed_env.evaluation.stats import default_duel_games, mean_ci
+from greed_env.evaluation.stats import Estimate, default_duel_games, mean_ci
 from greed_env.evaluation.yardstick import (
     first_roll_bust_probability,
     optimal_value,
     solver_module,
     yardstick_rules,
 )
-from greed_env.policy_value import EnumerationLimit, turn_value
 from greed_env.rules import Move, Phase, Rules, State
+from greed_env.spaces.catalog import ActionCatalog
 
 OBJECTIVES = (*SOLITAIRE_OBJECTIVES, "duel")
+"""What :func:`evaluate` measures: the objectives of ``Solitaire-v0`` and the ``Duel-v0`` game
+(each one of the solver's objectives, :data:`greed_env.solver.OBJECTIVES`)."""
 MAX_EPISODES = 10**10
 """Most episodes one evaluation plays (days of CPU at millions per second; episode seeds and
 counts stay exact in 64-bit arrays)."""
-"""What :func:`evaluate` measures: the objectives of ``Solitaire-v0`` and the ``Duel-v0`` game
-(each one of the solver's objectives, :data:`greed_env.solver.OBJECTIVES`)."""
-
 
 
 @dataclass
@@ -117,11 +115,9 @@ def _outcome(job: _Job, env: Any, ret: float) -> float:
     return (ret + 1.0) / job.num_players
 
 
-def _act_batch(bot: Bot, rules: Rules, states: list[State], rngs: list[np.random.Generator]) -> list[Move]:
-    if hasattr(bot, "act_obs") and float(getattr(bot, "temperature", 0.0)) == 0.0:
-        return batch_moves(bot, rules, states, rngs[0])  # greedy observation policies
+def _act_each(bot: Bot, rules: Rules, states: list[State], rngs: list[np.random.Generator]) -> list[Move]:
+    """A bot without a batched policy: each position with its episode's generator."""
     return [bot.act(rules, s, g) for s, g in zip(states, rngs, strict=True)]
-
 
 
 def _run_chunk(job: _Job) -> _Chunk:
@@ -130,7 +126,7 @@ def _run_chunk(job: _Job) -> _Chunk:
     minimize = job.objective == "race"
     yard = yardstick_rules(rules, job.objective)
     oracle = optimal_bot(yard, job.objective) if job.regret_stop > job.start else None
-    act_ids = getattr(job.bot, "act_ids", None)
+    policy = abilities_of(job.bot).policy  # a greedy network: the batch of observations at once
     seeds = _episode_seeds(job.seed, job.stop)
     n = job.stop - job.start
     values = np.zeros(n)
@@ -169,14 +165,14 @@ def _run_chunk(job: _Job) -> _Chunk:
             slots.append(slot)
     while slots:
         states = [sl["env"].state for sl in slots]
-        if act_ids is not None:
-            ids = act_ids(np.stack([sl["obs"] for sl in slots]), np.stack([sl["mask"] for sl in slots]))
+        if policy is not None:
+            ids = policy.act_ids(np.stack([sl["obs"] for sl in slots]), np.stack([sl["mask"] for sl in slots]))
             moves: list[Move | None] = [
                 catalog.action_to_move(s, int(a)) if sl["track"] else None
                 for sl, s, a in zip(slots, states, ids, strict=True)
             ]
         else:
-            moves = list(_act_batch(job.bot, rules, states, [sl["rng"] for sl in slots]))
+            moves = _act_each(job.bot, rules, states, [sl["rng"] for sl in slots])
             ids = [catalog.index_of(m, s) for m, s in zip(moves, states, strict=True)]
         still: list[dict[str, Any]] = []
         for sl, s, move, a in zip(slots, states, moves, ids, strict=True):
@@ -238,11 +234,13 @@ def evaluate(
     exact: bool = False,
     exact_max_positions: int | None = None,
     vector: bool = True,
+    label: str | None = None,
 ) -> EvalResult:
     """Play ``episodes`` episodes of ``objective`` with ``bot`` and measure it.
 
     Args:
-        bot: model path, bot spec, ``optimal`` or a bot object.
+        bot: model path, bot spec (a string or a :class:`~greed_env.bots.BotSpec`),
+            ``optimal`` or a bot object.
         rules: the rules (a model's card must name the same rules).
         objective: ``turn``, ``race`` or ``duel``.
         episodes: turns / races / games; default 20,000 for turn and race and
@@ -257,57 +255,30 @@ def evaluate(
         progress: called with 0 when the episodes start (every check passed), then with the
             number of finished episodes after each finished chunk.
         exact: ``turn`` only: also compute the bot's exact expected turn score by enumerating
-            every roll it can meet (:func:`greed_env.policy_value.turn_value`; the bot must be
-            deterministic; seconds to a minute of CPU).
+            every roll it can meet (:func:`greed_env.evaluation.policy_value.turn_value`; the bot
+            must be deterministic; seconds to a minute of CPU).
         exact_max_positions: with ``exact``, give up the exact value (None in the result)
             when the bot's turns reach more positions than this (an untrained policy that
             keeps rolling); None: no limit below the enumeration's own (an error).
-        vector: a two-seat duel of a deterministic observation policy (or the optimal,
-            leader-duel, threshold or random bot; :func:`vector_duel_act`)
+        vector: a two-seat duel of a bot the numba engine plays (a declared batched policy,
+            or the optimal, leader-duel, threshold or random bot: :func:`vector_duel_act`)
             against the optimal duel bot plays its games after the first ``regret_episodes``
-            in the numba engine (:func:`vector_duel_values`: 20-30 times faster with a policy, other
-            dice streams from the same seed); False: every game in Python environments.
+            in the numba engine (:func:`vector_duel_values`: 20-30 times faster with a policy,
+            other dice streams from the same seed); False: every game in Python environments.
+        label: what the result calls the bot (default: the spec as given, else its name).
 
     Raises:
         ValueError: unknown objective, an episode count outside ``1..MAX_EPISODES``, or ``exact``
             with an objective other than ``turn``.
+        RulesMismatchError: (a BotLoadError) a bot made for other rules.
         SeatCountError: (a ValueError) a duel of more than two seats with a bot or opponent
             made for two-player games (the optimal duel bot).
     """
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
-    if episodes is None:
-        episodes = default_duel_games() if objective == "duel" else 20_000
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or not 1 <= episodes <= MAX_EPISODES:
-        raise ValueError(f"episodes must be a whole number in 1..{MAX_EPISODES:,}, got {episodes!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
-    if exact and objective != "turn":
-        raise ValueError(f"exact values are computed for the 'turn' objective only, not {objective!r}")
+    episodes = _checked_arguments(objective, episodes, workers, seed, exact)
     regret_n = min(episodes, 2000 if regret_episodes is None else max(0, regret_episodes))
     t0 = time.perf_counter()
-    the_bot = resolve_bot(bot, rules, objective)
-    check_rules = getattr(the_bot, "check_rules", None)
-    if check_rules is not None:
-        check_rules(rules)
-    opp: Any = None
-    opp_name = ""
-    if objective == "duel":
-        opp = resolve_bot(opponent, rules, "duel")
-        opp_name = bot_label(opponent, opp)
-        check_seats(the_bot, num_players, bot_label(bot, the_bot))
-        check_seats(opp, num_players, opp_name)
-    optimal = 1.0 / num_players
-    if objective != "duel":
-        yard = yardstick_rules(rules, objective)
-        try:
-            optimal = optimal_value(yard, objective)
-        except solver_module().SolverError:  # no table for these rules (Trippn's race): no yardstick
-            optimal, regret_n = math.nan, 0
-        if regret_n and not optimal_available(yard, objective):
-            regret_n = 0  # a shipped headline without move values (Trippn's turn): no regret
+    the_bot, name, opp, opp_name = _seated_bots(bot, label, opponent, rules, objective, num_players)
+    optimal, regret_n = _yardstick(rules, objective, num_players, regret_n)
     python_n = episodes
     if vector and objective == "duel" and num_players == 2 and vector_duel_supported(the_bot, opp, rules):
         python_n = regret_n  # the games whose decisions are scored; the rest in numba
@@ -319,68 +290,22 @@ def evaluate(
         for a, b in itertools.pairwise(edges)
         if b > a
     ]
-    chunks: list[_Chunk] = []
-    done = 0
-    if workers == 1:
-        if progress:
-            progress(0)  # the bots are loaded and the yardstick known: the episodes start
-        for job in jobs:
-            chunks.append(_run_chunk(job))
-            done += job.stop - job.start
-            if progress:
-                progress(done)
-    else:
-        try:
-            pickle.loads(pickle.dumps(jobs[0]))
-        except Exception as exc:
-            raise ValueError(
-                f"the bot or opponent cannot be sent to worker processes ({exc}); use workers=1"
-            ) from None
-        with spawn_pool(workers) as pool:
-            if progress:
-                progress(0)  # the workers started: the episodes start
-            for chunk in pool.imap_unordered(_run_chunk, jobs):
-                chunks.append(chunk)
-                done += len(chunk.values)
-                if progress:
-                    progress(done)
-    chunks.sort(key=lambda c: c.start)
+    chunks = _play_chunks(jobs, workers, progress)
     if python_n < episodes:
-        vector_values = vector_duel_values(the_bot, opp, rules, episodes - python_n, seed)
+        chunks.append(_vector_chunk(vector_duel_values(the_bot, opp, rules, episodes - python_n, seed)))
         if progress:
             progress(episodes)
-    else:
-        vector_values = np.zeros(0)
-    chunks.append(_Chunk(0, *(np.zeros(0, dtype=d) for d in _CHUNK_DTYPES)))  # none in Python
-    values = np.concatenate([c.values for c in chunks] + [vector_values])
+    values = np.concatenate([c.values for c in chunks])
     ep_regret = np.concatenate([c.episode_regret for c in chunks])[:regret_n]
-    table = {
-        key: np.concatenate([getattr(c, key) for c in chunks])
-        for key in _TABLE_KEYS
-    }
-    score = mean_ci(values)
-    regret_est = None
-    if objective == "turn":
-        keep = 1.0 - first_roll_bust_probability(rules)
-        score = score.scaled(keep)
-        if regret_n:
-            regret_est = mean_ci(ep_regret).scaled(-keep, optimal)
-    elif objective == "race" and regret_n:
-        regret_est = mean_ci(ep_regret).scaled(1.0, optimal)
-    elif objective == "duel" and regret_n and num_players == 2 and opponent == "optimal":
-        regret_est = mean_ci(ep_regret).scaled(-1.0, optimal)
+    table = {key: np.concatenate([getattr(c, key) for c in chunks]) for key in _TABLE_KEYS}
+    score, regret_est = _estimates(
+        rules, objective, values, ep_regret, optimal, num_players == 2 and opponent == "optimal"
+    )
     reg = table["regret"]
     tol = 1e-9 if objective == "duel" else 1e-6
-    exact_value = None
-    if exact:
-        try:
-            limit = {} if exact_max_positions is None else {"max_positions": exact_max_positions}
-            exact_value = turn_value(the_bot, rules, **limit)
-        except EnumerationLimit:
-            if exact_max_positions is None:
-                raise
+    exact_value = _exact_turn_value(the_bot, rules, exact_max_positions) if exact else None
     return EvalResult(
-        bot=bot_label(bot, the_bot),
+        bot=name,
         rules=rules,
         objective=objective,
         opponent=opp_name,
@@ -399,3 +324,134 @@ def evaluate(
         exact=None if exact_value is None else exact_value.value,
         exact_p_cap=None if exact_value is None else exact_value.p_cap,
     )
+
+
+def _checked_arguments(objective: str, episodes: int | None, workers: int, seed: int, exact: bool) -> int:
+    """The episode count (its default filled in), once every argument is in range.
+
+    Raises:
+        ValueError: naming the argument out of range.
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if episodes is None:
+        episodes = default_duel_games() if objective == "duel" else 20_000
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or not 1 <= episodes <= MAX_EPISODES:
+        raise ValueError(f"episodes must be a whole number in 1..{MAX_EPISODES:,}, got {episodes!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    if exact and objective != "turn":
+        raise ValueError(f"exact values are computed for the 'turn' objective only, not {objective!r}")
+    return episodes
+
+
+def _seated_bots(
+    bot: BotSource, label: str | None, opponent: BotSource, rules: Rules, objective: str, num_players: int
+) -> tuple[Bot, str, Any, str]:
+    """The bot measured and its label, the duel opponent (None otherwise) and its label, each
+    checked against what it declares (:func:`~greed_env.bots.base.check_rules`,
+    :func:`~greed_env.bots.base.check_seats`)."""
+    the_bot = resolve_bot(bot, rules, objective)
+    name = label or bot_label(bot, the_bot)
+    check_rules(the_bot, rules, name)
+    if objective != "duel":
+        return the_bot, name, None, ""
+    opp = resolve_bot(opponent, rules, "duel")
+    opp_name = bot_label(opponent, opp)
+    check_rules(opp, rules, opp_name)
+    check_seats(the_bot, num_players, name)
+    check_seats(opp, num_players, opp_name)
+    return the_bot, name, opp, opp_name
+
+
+def _yardstick(rules: Rules, objective: str, num_players: int, regret_n: int) -> tuple[float, int]:
+    """The optimal value the objective is measured by, and the episodes whose regret can be
+    scored (none without move values)."""
+    if objective == "duel":
+        return 1.0 / num_players, regret_n
+    yard = yardstick_rules(rules, objective)
+    try:
+        optimal = optimal_value(yard, objective)
+    except solver_module().SolverError:  # no table for these rules (Trippn's race): no yardstick
+        return math.nan, 0
+    if regret_n and not optimal_available(yard, objective):
+        regret_n = 0  # a shipped headline without move values (Trippn's turn): no regret
+    return optimal, regret_n
+
+
+def _play_chunks(jobs: list[_Job], workers: int, progress: Callable[[int], None] | None) -> list[_Chunk]:
+    """Every job's episodes, in this process or over ``workers`` processes, in episode order.
+
+    Raises:
+        ValueError: the bot or the opponent cannot be sent to worker processes.
+    """
+    chunks: list[_Chunk] = []
+    done = 0
+    if workers == 1:
+        if progress:
+            progress(0)  # the bots are loaded and the yardstick known: the episodes start
+        for job in jobs:
+            chunks.append(_run_chunk(job))
+            done += job.stop - job.start
+            if progress:
+                progress(done)
+        return chunks
+    try:
+        pickle.loads(pickle.dumps(jobs[0]))
+    except Exception as exc:
+        raise ValueError(
+            f"the bot or opponent cannot be sent to worker processes ({exc}); use workers=1"
+        ) from None
+    with spawn_pool(workers) as pool:
+        if progress:
+            progress(0)  # the workers started: the episodes start
+        for chunk in pool.imap_unordered(_run_chunk, jobs):
+            chunks.append(chunk)
+            done += len(chunk.values)
+            if progress:
+                progress(done)
+    return sorted(chunks, key=lambda c: c.start)
+
+
+def _vector_chunk(values: np.ndarray) -> _Chunk:
+    """The games played in the numba engine: outcomes only, no decision scored."""
+    empty = (np.zeros(0, dtype=d) for d in _CHUNK_DTYPES[1:])
+    return _Chunk(-1, values, *empty)
+
+
+def _estimates(
+    rules: Rules,
+    objective: str,
+    values: np.ndarray,
+    ep_regret: np.ndarray,
+    optimal: float,
+    against_optimal_duel: bool,
+) -> tuple[Estimate, Estimate | None]:
+    """The mean value with its interval, and the regret estimate (the optimum less the mean
+    regret; the turn's both per turn, first-roll busts included)."""
+    score = mean_ci(values)
+    if objective == "turn":
+        keep = 1.0 - first_roll_bust_probability(rules)
+        return score.scaled(keep), mean_ci(ep_regret).scaled(-keep, optimal) if ep_regret.size else None
+    if objective == "race" and ep_regret.size:
+        return score, mean_ci(ep_regret).scaled(1.0, optimal)
+    if objective == "duel" and ep_regret.size and against_optimal_duel:
+        return score, mean_ci(ep_regret).scaled(-1.0, optimal)
+    return score, None
+
+
+def _exact_turn_value(bot: Bot, rules: Rules, max_positions: int | None) -> TurnValue | None:
+    """The bot's exact turn value; None when its turns reach more than ``max_positions``.
+
+    Raises:
+        EnumerationLimit: without ``max_positions``, the enumeration's own limit.
+    """
+    try:
+        limit = {} if max_positions is None else {"max_positions": max_positions}
+        return turn_value(bot, rules, **limit)
+    except EnumerationLimit:
+        if max_positions is None:
+            raise
+        return None

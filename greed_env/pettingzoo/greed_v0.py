@@ -18,9 +18,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.common import (
-    action_index,
     advance_chance,
     check_illegal_mode,
     check_reward,
@@ -29,9 +27,10 @@ from greed_env.envs.common import (
     render_text,
 )
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
-from greed_env.envs.observation import OBS_DIM, encode_observation, observation_bounds
 from greed_env.envs.render import TurnLog, table_picture
 from greed_env.rules import IllegalMove, Move, Phase, Rules, State, apply, new_game, returns
+from greed_env.spaces.catalog import ActionCatalog, action_index
+from greed_env.spaces.observation import OBS_DIM, encode_observation, observation_bounds
 
 __all__ = ["env", "raw_env"]
 
@@ -56,7 +55,7 @@ selected next is always the player whose decision it is.
 
 ## Action Space
 
-``Discrete(n)`` for every agent, the rules' fixed :class:`~greed_env.envs.catalog.ActionCatalog`
+``Discrete(n)`` for every agent, the rules' fixed :class:`~greed_env.spaces.catalog.ActionCatalog`
 (non-keep moves first, then keeps). ``n`` per preset, catalog version 1:
 
 %CATALOG_SIZES%

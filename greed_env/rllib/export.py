@@ -39,10 +39,10 @@ from greed_env.bots.cards import (
 from greed_env.bots.errors import CatalogMismatchError, CorruptBotError, ObsSpecMismatchError
 from greed_env.bots.export import encode_positions, onnx_logits_bytes, sample_positions
 from greed_env.bots.onnx_backend import OnnxBot
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM
 from greed_env.files import atomic_write_bytes
 from greed_env.rules import Rules, resolve_rules
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM
 
 __all__ = [
     "ONNX_INPUT",

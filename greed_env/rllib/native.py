@@ -36,8 +36,8 @@ import numpy as np
 from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from greed_env.envs.observation import OBS_DIM, observation_bounds
 from greed_env.rules import Phase, resolve_rules
+from greed_env.spaces.observation import OBS_DIM, observation_bounds
 from greed_env.vector import BatchGame
 from greed_env.vector import kernels as K
 

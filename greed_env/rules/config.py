@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "preset",
     "preset_names",
     "resolve_rules",
+    "rules_from_args",
 ]
 
 FACES = (1, 2, 3, 4, 5, 6)
@@ -621,6 +623,16 @@ def _check(cond: bool, key: str, allowed: str, value: Any) -> None:
 
 
 def _validate(r: Rules) -> None:
+    """Refuse a configuration no game can be played by (:class:`RulesError` naming the field):
+    each field in its range, then the fields that only make sense together."""
+    _check_game(r)
+    _check_scoring(r)
+    _check_turns_and_seats(r)
+    _check_combinations(r)
+
+
+def _check_game(r: Rules) -> None:
+    """The dice, the target, the rounds, coming in and banking."""
     _check(isinstance(r.num_dice, int) and 1 <= r.num_dice <= 8, "num_dice", "1..8", r.num_dice)
     _check(
         isinstance(r.target, int)
@@ -645,6 +657,10 @@ def _validate(r: Rules) -> None:
     )
     _check(r.entry_scope in ENTRY_SCOPES, "entry_scope", " | ".join(ENTRY_SCOPES), r.entry_scope)
     _check(r.min_bank >= 0, "min_bank", ">= 0", r.min_bank)
+
+
+def _check_scoring(r: Rules) -> None:
+    """The scoring tables: per-face values, set growth, straights, combinations, bonuses."""
     for key in ("single_values", "pair_values", "triple_values"):
         v = getattr(r, key)
         _check(
@@ -694,6 +710,17 @@ def _validate(r: Rules) -> None:
     ):
         v = getattr(r, key)
         _check(isinstance(v, int) and v >= 0, key, "an integer >= 0", v)
+    for key in ("single_values", "pair_values", "triple_values"):
+        _check(
+            all(x % 50 == 0 for x in getattr(r, key)) or key == "single_values",
+            key,
+            "multiples of 50",
+            getattr(r, key),
+        )
+
+
+def _check_turns_and_seats(r: Rules) -> None:
+    """Bust penalties, who starts, ties, the number of players and the horizons."""
     _check(
         not (r.bust_penalty and not r.bust_penalty_after),
         "bust_penalty_after",
@@ -712,6 +739,10 @@ def _validate(r: Rules) -> None:
     )
     _check(r.horizon_rounds >= 1, "horizon_rounds", ">= 1", r.horizon_rounds)
     _check(r.rolloff_horizon >= 1, "rolloff_horizon", ">= 1", r.rolloff_horizon)
+
+
+def _check_combinations(r: Rules) -> None:
+    """Fields that need others: a rule that only exists alongside another one."""
     _check(not (r.trippn and not r.carry_over), "trippn", "only with carry_over=True", r.trippn)
     _check(
         not (r.tie_rule == "split_vote" and not r.exact_target),
@@ -767,13 +798,6 @@ def _validate(r: Rules) -> None:
         raise RulesError(
             "rules field 'tie_rule' = 'first_finisher' needs final_round=True or "
             "exact_target=True: otherwise the first to reach the target wins and no tie arises"
-        )
-    for key in ("single_values", "pair_values", "triple_values"):
-        _check(
-            all(x % 50 == 0 for x in getattr(r, key)) or key == "single_values",
-            key,
-            "multiples of 50",
-            getattr(r, key),
         )
 
 
@@ -940,3 +964,41 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
             raise ValueError(f"--set expects FIELD=VALUE, got {item!r}")
         out[name.strip()] = value.strip()
     return out
+
+
+_FIELD_IN_MESSAGE = re.compile(r"rules field '(\w+)'")
+
+
+def rules_from_args(base: str | Rules, sets: Sequence[str] | None = ()) -> Rules:
+    """The preset ``base`` (or the rules given) with the ``--set FIELD=VALUE`` overrides: how
+    every ``greed`` command and training script reads its ``--rules`` and ``--set``.
+
+    >>> rules_from_args("ten_thousand", ["target=3000", "entry_threshold=500"]).target
+    3000
+
+    Raises:
+        RulesError: an unknown preset or field, a bad value, an item without ``=``; when an
+            override breaks a field the user did not set (``--set num_dice=1`` leaves a six-dice
+            straight), the message names the ``--set`` and the field it conflicts with.
+    """
+    try:
+        overrides = parse_sets(sets)
+    except ValueError as exc:
+        raise RulesError(str(exc)) from None
+    try:
+        return preset(base, **overrides) if isinstance(base, str) else base.replace(**overrides)
+    except RulesError as exc:
+        raise RulesError(_conflict(base, overrides, str(exc))) from None
+
+
+def _conflict(base: str | Rules, overrides: dict[str, str], message: str) -> str:
+    """``message`` led by the ``--set`` at fault when it names a field the user did not set."""
+    found = _FIELD_IN_MESSAGE.search(message)
+    if not overrides or found is None or found.group(1) in overrides:
+        return message
+    field_name = found.group(1)
+    rules = base if isinstance(base, Rules) else PRESETS.get(base.strip().lower())
+    given = " ".join(f"--set {k}={v}" for k, v in overrides.items())
+    where = f"{rules.name}'s {field_name}" if rules is not None else field_name
+    return (f"{given} conflicts with {where}, which you did not set: {message}; "
+            f"change it too with --set {field_name}=...")

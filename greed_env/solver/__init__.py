@@ -25,7 +25,7 @@ import contextlib
 import json
 from typing import Any, TextIO
 
-from greed_env.rules.config import Rules, resolve_rules
+from greed_env.rules.config import PRESETS, Rules, resolve_rules
 from greed_env.solver import interrupts
 from greed_env.solver.bot import OptimalBot
 from greed_env.solver.model import SolverError, check_supported
@@ -215,8 +215,6 @@ def table_paths(rules: Rules, objective: str, **opts: Any) -> list[Any]:
 def solve_command(rules: Rules, objective: str, key: dict[str, Any] | None = None) -> str:
     """The ``greed solve`` command line that writes the table :func:`load_table` looks for
     (with ``--set`` for every field that differs from the preset of the same name)."""
-    from greed_env.rules.config import PRESETS
-
     words = ["greed", "solve", "--rules", rules.name]
     base = PRESETS.get(rules.name)
     if base is not None:

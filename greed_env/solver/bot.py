@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from greed_env.rules.config import Rules
+from greed_env.abilities import Abilities, NativePlay
+from greed_env.rules.config import Rules, resolve_rules
 from greed_env.rules.game import (
     BANK,
     BUST,
@@ -243,8 +244,6 @@ class OptimalBot:
     """
 
     def __init__(self, rules: Rules | str, objective: str = "duel", table: SolverTable | None = None) -> None:
-        from greed_env.rules.config import resolve_rules
-
         self.rules = resolve_rules(rules)
         if objective == "3p":
             raise SolverError("the three-player table is played by optimal-3p (greed_env.solver.three_bot)")
@@ -257,7 +256,6 @@ class OptimalBot:
         self.table = table
         self.objective = objective
         self.name = f"optimal-{objective}"
-        self.max_players = 2 if objective == "duel" else None  # the duel table: two seats
         self._cache: OrderedDict[Any, tuple[TurnContext, dict[str, np.ndarray]]] = OrderedDict()
         if self.rules.carry_over:
             from greed_env.solver import carry
@@ -265,6 +263,17 @@ class OptimalBot:
             self._carry = carry.CarryEvaluator(self.rules, table)
         else:
             self._carry = None
+
+    def abilities(self) -> Abilities:
+        """The rules of its table only; two seats for the duel (its table holds two-player
+        games), whose table the numba kernels play (:class:`~greed_env.abilities.NativePlay`)."""
+        duel = self.objective == "duel"
+        return Abilities(
+            rules=self.rules,
+            min_players=2 if duel else 1,
+            max_players=2 if duel else None,
+            native=NativePlay("optimal", optimal=self) if duel else None,
+        )
 
     def _arrays(self, rules: Rules, state: State, t_units: int) -> tuple[TurnContext, dict[str, np.ndarray]]:
         key = _context_key(self.objective, rules, state)

@@ -466,7 +466,7 @@ def solve_exact_turn(rules: Rules, max_states: int = DEFAULT_MAX_STATES, t0: flo
     monotone in points near the target, so every distinct keep is kept (``reduced=False``).
 
     Called by :func:`solve` for the rules it models on demand, and directly (no
-    :func:`check_supported` refusal) by ``benchmarks/trippn_turn.py`` for Trippn, whose
+    :func:`check_supported` refusal) by ``scripts/trippn_turn.py`` for Trippn, whose
     dice states take an hour of CPU to enumerate: the target-ignored value is then skipped
     (the full and the best-keep tables have the same rolls into the same dice states, hence
     the same risk-free states, and Trippn has some: no maximum), so the states are found once.

@@ -18,7 +18,7 @@ and ``tests/solver/test_carry_keeps.py`` checks the options against ``keep_optio
 (roll, carry-over) pairs of Progressive and Trippn.
 
 An eight-dice carry-over tabulates in about 0.2 s (some 10,000 taps: one or two reading states
-per multiset); ``benchmarks/bench_carry_keeps.py`` measures the speedup per dice state.
+per multiset); ``scripts/bench_carry_keeps.py`` measures the speedup per dice state.
 """
 
 from __future__ import annotations

@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities
+from greed_env.files import atomic_write_text
 from greed_env.rules.config import Rules, resolve_rules
 from greed_env.rules.game import (
     Move,
@@ -92,9 +94,6 @@ class LadderBot:
         name: the bot's name (default ``ladder-T<temperature>``).
     """
 
-    max_players = 2
-    """Two-player games only (the duel table's win probabilities)."""
-
     def __init__(
         self,
         rules: Rules | str,
@@ -114,6 +113,11 @@ class LadderBot:
         self.temperature = float(temperature)
         self.name = name or f"ladder-T{self.temperature:g}"
         self.description = f"optimal duel policy softened by temperature {self.temperature:g}"
+
+    def abilities(self) -> Abilities:
+        """The rules of its table only, two-player games only (the duel table's win
+        probabilities)."""
+        return Abilities(rules=self.rules, min_players=2, max_players=2)
 
     def probabilities(self, rules: Rules, state: State) -> dict[Move, float]:
         """The probability of each legal move in ``state`` (one move gets 1 where the duel
@@ -383,10 +387,7 @@ def write_ladder(path: Path, rules: Rules, rungs: list[Rung], measurements: list
         "rungs": [r.__dict__ for r in rungs],
         "measurements": [m.__dict__ for m in measurements],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

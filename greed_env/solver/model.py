@@ -82,13 +82,13 @@ def check_supported(rules: Rules, objective: str | None = None) -> None:
     penalty, and Trippn (``trippn=True``) on demand for every objective but ``entry``: its dice states
     are finite but take about an hour of CPU (and 17 GB) to enumerate, so its ``turn`` table (bounded by
     the exact target only: with sets of 2s, 3s, 4s and 6s working every die scores) is solved
-    once by ``benchmarks/trippn_turn.py`` and shipped, without move values; ``race`` and
+    once by ``scripts/trippn_turn.py`` and shipped, without move values; ``race`` and
     ``duel`` would pass over 18,000 times Progressive's keeps (docs/solver.md).
     """
     bad = []
     if rules.trippn and objective != "entry":
         bad.append("Trippn mode on demand (its dice states take an hour of CPU and 17 GB to enumerate: the "
-                   "turn table of the preset is shipped, solved by benchmarks/trippn_turn.py, without "
+                   "turn table of the preset is shipped, solved by scripts/trippn_turn.py, without "
                    "move values; race and duel are ~38 and ~6,500 CPU-hours; see "
                    "docs/solver.md)")
     if rules.piggyback:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.abilities import Abilities
 from greed_env.rules.config import Rules, resolve_rules
 from greed_env.rules.game import (
     BANK,
@@ -275,6 +276,10 @@ class ThreePlayerBot:
             prob, x_low, x_high = mixed
             self._turn = (turn, x_high if rng.random() < prob else x_low)
         return float(self._turn[1])  # type: ignore[arg-type]
+
+    def abilities(self) -> Abilities:
+        """The rules of its table only, three-player games only."""
+        return Abilities(rules=self.rules, min_players=3, max_players=3)
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
         """The legal move of best value; ties as the solver breaks them (module docstring)."""

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from greed_env.files import folder_problem
-from greed_env.rules.config import Rules, RulesError, parse_sets, preset
+from greed_env.rules.config import rules_from_args
 
 __all__ = [
     "add_dataclass_arguments",
@@ -159,23 +159,6 @@ def namespace_to(cls: type[T], ns: argparse.Namespace) -> T:
 def parse_args(cls: type[T], argv: Sequence[str] | None = None, prog: str | None = None) -> T:
     """Parse ``argv`` (default: ``sys.argv[1:]``) into an instance of the dataclass ``cls``."""
     return namespace_to(cls, build_parser(cls, prog=prog).parse_args(argv))
-
-
-def rules_from_args(name: str, sets: Sequence[str] = ()) -> Rules:
-    """The preset ``name`` with the ``--set FIELD=VALUE`` overrides (the parser of every
-    ``greed`` command: :func:`greed_env.rules.config.parse_sets`).
-
-    >>> rules_from_args("ten_thousand", ["target=3000", "entry_threshold=500"]).target
-    3000
-
-    Raises:
-        RulesError: unknown preset or field, a bad value, or an item without ``=``.
-    """
-    try:
-        items = parse_sets(sets)
-    except ValueError as exc:
-        raise RulesError(str(exc)) from None
-    return preset(name, **items)
 
 
 def run_name(rules: str, objective: str, exp_name: str, seed: int, start_time: int | None = None) -> str:

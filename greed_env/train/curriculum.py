@@ -4,7 +4,7 @@ In ``ten_thousand`` a player who banks the target gives every other player one l
 that turn decides the game: the player must beat the new leader, so banking short of it loses
 for certain. A learner meets that turn in about half its games and only once per game (some 2%
 of its decisions), and a policy that comes from single-turn training banks there as usual.
-Measured with ``benchmarks/duel_gap.py``: the turn policy gives away 2.1 points of win rate
+Measured with ``scripts/duel_gap.py``: the turn policy gives away 2.1 points of win rate
 against ``optimal-duel`` in the final round alone, and 1.3 were still lost after 3.7M steps of
 plain duel training.
 
@@ -39,7 +39,7 @@ the opponent a last turn needing a few hundred points (regret up to 0.4 in win p
 :class:`EntryStarts` is the single-turn stage's counterpart. ``Solitaire-v0``'s ``turn``
 objective is the turn of a player already on the board, so a policy trained on it has never
 seen a turn that must reach the entry threshold (1,000 in ``ten_thousand``) before it may bank,
-although every game opens with such turns. Measured with ``benchmarks/duel_keeps.py``: the
+although every game opens with such turns. Measured with ``scripts/duel_keeps.py``: the
 turn policy's keeps give away 0.0025 in win probability per game there, the solver's
 turn-objective keeps (which do know the threshold) 0.00006, and duel training halves the
 policy's loss and no more. The wrapper starts a share of the turn episodes not yet on the

@@ -16,6 +16,7 @@ from typing import Any
 
 from greed_env.benchmark import get_task, run_task
 from greed_env.files import atomic_write_text
+from greed_env.rllib.export import export_checkpoint  # ray and torch only inside, when used
 from greed_env.rules import Rules
 
 __all__ = ["CURVE_COLUMNS", "RayMissingError", "curve_point", "curve_tasks", "result_scalar", "write_curve"]
@@ -77,8 +78,6 @@ def curve_point(
 
     Returns one row per task: the share of the pot with its 95% interval.
     """
-    from greed_env.rllib.export import export_checkpoint  # ray and torch: imported when used
-
     exported = export_checkpoint(checkpoint, out_dir, rules, name="policy", check_positions=100, seed=seed)
     rows = []
     for task in tasks:

@@ -27,9 +27,10 @@ from gymnasium import spaces
 
 from greed_env.bots.errors import BotLoadError
 from greed_env.bots.numpy_backend import NumpyPolicy
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM, observation_bounds
+from greed_env.pettingzoo import greed_v0
 from greed_env.rules import Rules, resolve_rules
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM, observation_bounds
 
 __all__ = ["SNAPSHOT_PATTERN", "SelfPlayEnv", "SnapshotPool", "snapshot_name"]
 
@@ -106,8 +107,6 @@ class SelfPlayEnv(gym.Env[np.ndarray, np.int64]):
         pool_size: int = 10,
         latest_prob: float = 0.5,
     ) -> None:
-        from greed_env.pettingzoo import greed_v0
-
         self.rules = resolve_rules(rules)
         self.aec = greed_v0.env(rules=self.rules, num_players=num_players)
         self.num_players = num_players

@@ -37,11 +37,11 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecEnv
 
 from greed_env.bots.numpy_backend import NumpyPolicy
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.evaluation import EvalResult
 from greed_env.files import atomic_write_text, strict_json
 from greed_env.rules import Rules
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_SPEC_VERSION
 from greed_env.train.args import check_args
 from greed_env.train.callback import TrainingCallback, eval_text
 from greed_env.train.runs import (

@@ -27,6 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from greed_env.bots.cards import check_training_card, read_training_card
+from greed_env.bots.errors import BotLoadError
+from greed_env.files import atomic_write_text
+from greed_env.rules import Rules
+
 __all__ = ["add_arguments", "cli", "run", "soup"]
 
 SCRIPT = "greed_env.train.soup"
@@ -47,12 +52,10 @@ def _parent(card: dict[str, Any]) -> str | None:
 def _read_member(path: Path) -> tuple[Any, dict[str, Any]]:
     from sb3_contrib import MaskablePPO
 
-    from greed_env.bots.cards import read_training_card as read_card
-    from greed_env.bots.errors import BotLoadError
 
     if not path.is_file():
         raise BotLoadError(f"soup member {path} does not exist")
-    card = read_card(path)
+    card = read_training_card(path)
     if card is None:
         raise BotLoadError(f"soup member {path} has no card {path.with_suffix('.json')}: cannot check what it was trained for")
     try:
@@ -82,10 +85,6 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
     """
     import torch
 
-    from greed_env.bots.cards import check_training_card as check_card
-    from greed_env.bots.errors import BotLoadError
-    from greed_env.files import atomic_write_text
-    from greed_env.rules import Rules
     from greed_env.train.runs import save_model_atomic
 
     paths = [Path(m) for m in models]
@@ -100,14 +99,14 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
 
     first_model, first_card = _read_member(paths[0])
     rules = Rules.from_dict(dict(first_card["rules"]))
-    check_card(first_card, rules, f"soup member {paths[0]}")  # its specs against this greed_env's
+    check_training_card(first_card, rules, f"soup member {paths[0]}")  # its specs against this greed_env's
     first_state = first_model.policy.state_dict()
     first_features = getattr(first_model.policy.features_extractor, "config", None)
     sums = {k: v.detach().clone().to(torch.float64) for k, v in first_state.items() if v.is_floating_point()}
     cards = [first_card]
     for path in paths[1:]:
         model, card = _read_member(path)
-        check_card(card, rules, f"soup member {path}")
+        check_training_card(card, rules, f"soup member {path}")
         if card.get("objective") != first_card.get("objective"):
             raise BotLoadError(f"soup member {path} was trained for objective {card.get('objective')!r}, {paths[0]} for {first_card.get('objective')!r}")
         if not any_parent and _parent(card) != _parent(first_card):
@@ -184,7 +183,6 @@ def run(ns: argparse.Namespace) -> Path:
 
 def cli(argv: Sequence[str] | None = None) -> int:
     """``python -m greed_env.train.soup MODEL MODEL ... --out DIR`` (``greed train soup``); user errors exit 2."""
-    from greed_env.bots.errors import BotLoadError
 
     ns = build_parser().parse_args(argv)
     try:

@@ -15,8 +15,8 @@ from greed_env.bots.cards import check_training_card as check_card
 from greed_env.bots.cards import read_training_card as read_card
 from greed_env.bots.errors import BotLoadError
 from greed_env.bots.featurize import FeatureConfig
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import Rules
+from greed_env.spaces.catalog import ActionCatalog
 
 __all__ = ["CRITIC_KEYS", "fit_weights", "init_weights", "is_critic", "soften"]
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from greed_env.bots.base import Bot, RandomBot, ThresholdBot
+from greed_env.abilities import abilities_of
+from greed_env.bots.base import Bot
 from greed_env.bots.loader import as_bot
-from greed_env.bots.optimal import SolverBot
-from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import Phase, Rules, State
+from greed_env.spaces.observation import OBS_DIM
 from greed_env.vector import kernels as K
 from greed_env.vector.layout import decode_row, encode_state
 from greed_env.vector.pool import RowPool, default_threads
@@ -187,35 +187,33 @@ def opponent_params(spec: Bot | str | None, rules: Rules) -> tuple[int, int, int
     """The kernel form ``(kind, bank_at, keep_style, min_dice)`` of an opponent bot.
 
     ``spec`` is resolved like the Duel environment's ``opponent`` argument; the vector engine
-    plays :class:`~greed_env.bots.base.RandomBot`,
-    :class:`~greed_env.bots.base.ThresholdBot` (any parameters) and the solver's
-    ``OptimalBot(rules, "duel")`` (two seats; rules of
-    :func:`greed_env.vector.optimal.check_optimal_supported`).
+    plays the bots that declare a native play (:class:`~greed_env.abilities.NativePlay`): the
+    random bot, the threshold heuristic (any parameters) and the optimal duel bot of these rules
+    (two seats; rules of :func:`greed_env.vector.optimal.check_optimal_supported`).
 
     Raises:
         VectorUnsupportedError: any other bot.
     """
-    from greed_env.solver.bot import OptimalBot
-
     bot = as_bot(spec, rules)
-    if isinstance(bot, SolverBot):
-        bot = bot.inner
-    if type(bot) is OptimalBot and bot.objective == "duel":
-        if bot.rules.fingerprint != rules.fingerprint:
+    native = abilities_of(bot).native
+    kind = native.kind if native is not None else ""
+    if native is not None and kind == "optimal" and native.optimal.objective == "duel":
+        if not native.is_optimal_duel(rules):
+            solved = native.optimal.rules
             raise VectorUnsupportedError(
-                f"the optimal duel bot was solved for rules {bot.rules.name!r} "
-                f"({bot.rules.fingerprint}), not these ({rules.fingerprint})"
+                f"the optimal duel bot was solved for rules {solved.name!r} "
+                f"({solved.fingerprint}), not these ({rules.fingerprint})"
             )
         return K.OPP_OPTIMAL, 0, 0, 0
-    if type(bot) is RandomBot:
+    if native is not None and kind == "random":
         return K.OPP_RANDOM, 0, 0, 0
-    if type(bot) is ThresholdBot:
-        if bot.keep not in _KEEP_STYLES:
-            raise VectorUnsupportedError(f"ThresholdBot keep style {bot.keep!r} is unknown")
-        return K.OPP_THRESHOLD, int(bot.bank_at), _KEEP_STYLES[bot.keep], int(bot.min_dice)
+    if native is not None and kind == "threshold":
+        if native.keep not in _KEEP_STYLES:
+            raise VectorUnsupportedError(f"threshold keep style {native.keep!r} is unknown")
+        return K.OPP_THRESHOLD, int(native.bank_at), _KEEP_STYLES[native.keep], int(native.min_dice)
     raise VectorUnsupportedError(
-        "the vector engine plays RandomBot, ThresholdBot and the optimal duel bot in numba, "
-        f"not {bot!r}"
+        "the vector engine plays RandomBot, ThresholdBot and the optimal duel bot in numba (the bots "
+        f"that declare a native play), not {bot!r}"
     )
 
 
@@ -287,15 +285,14 @@ class EpisodeBatch:
         self._opt = _NO_OPTIMAL
         if mode == "duel":
             bot = as_bot(opponent, self.rules)
-            if isinstance(bot, SolverBot):
-                bot = bot.inner  # the solver's own bot: its table drives the kernels
             kind, bank_at, style, min_dice = opponent_params(bot, self.rules)
             if kind == K.OPP_OPTIMAL:
                 if n_players != 2:
                     raise VectorUnsupportedError("the optimal duel opponent plays two seats only")
                 from greed_env.vector.optimal import optimal_arrays
 
-                opt = optimal_arrays(self.rules, bot.table)  # type: ignore[attr-defined]
+                solved = abilities_of(bot).native.optimal  # type: ignore[union-attr]
+                opt = optimal_arrays(self.rules, solved.table)
                 self._opt = (opt.index, opt.vals, opt.flags)
                 ep[K.EP_OPT_UNIT], ep[K.EP_OPT_TARGET], ep[K.EP_OPT_DEFICIT] = opt.params()
             ep[K.EP_OPPONENT] = kind

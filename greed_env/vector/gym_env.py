@@ -17,7 +17,7 @@ current positions, also in ``infos["action_mask"]``. A row whose episode has jus
 next-step mode's terminal row, and ``infos["final_info"]["action_mask"]`` in same-step mode)
 carries the terminal mask, all ones, as the single environments do: no row is ever all zeros.
 With ``mask_in_obs`` the observations are a dict of the batched vector and the batched mask,
-keyed as in the single environments (:data:`~greed_env.envs.gym_base.MASK_IN_OBS_KEYS`).
+keyed as in the single environments (:data:`~greed_env.spaces.gym_spaces.MASK_IN_OBS_KEYS`).
 
 **Randomness**: one ``numpy.random.Generator`` per vector env, seeded by ``reset(seed=...)``;
 sub-environments draw from it in a fixed order, independent of thread scheduling. Streams
@@ -46,8 +46,8 @@ from gymnasium.vector.utils import batch_space
 
 from greed_env.bots.base import Bot
 from greed_env.envs.common import check_illegal_mode, env_rules
-from greed_env.envs.gym_base import mask_obs_keys, observation_space
 from greed_env.rules import IllegalMove, Rules
+from greed_env.spaces.gym_spaces import mask_obs_keys, observation_space
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import EpisodeBatch
 

@@ -24,8 +24,8 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
-from greed_env.envs.observation import MAX_SEATS
 from greed_env.rules import Phase, State
+from greed_env.spaces.observation import MAX_SEATS
 
 MAX_PLAYERS: Final[int] = MAX_SEATS
 """Seats a row holds (the observation's seat count)."""

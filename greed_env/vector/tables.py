@@ -2,7 +2,7 @@
 
 Nothing here scores dice by itself: every keep option of every roll comes from
 :func:`greed_env.rules.scoring.keep_options` (the one reference scoring), its action id from
-the rules' :class:`~greed_env.envs.catalog.ActionCatalog`, and whether a roll for nothing
+the rules' :class:`~greed_env.spaces.catalog.ActionCatalog`, and whether a roll for nothing
 scores from :func:`~greed_env.rules.scoring.has_scoring_keep`.
 
 A roll of ``k`` dice is a sorted multiset with a *roll id*; ids of ``k`` dice are
@@ -44,16 +44,16 @@ from math import comb
 
 import numpy as np
 
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import (
+from greed_env.rules import Rules, resolve_rules
+from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import (
     MAX_SEATS,
     OBS_DIM,
     OBS_INDEX,
     STREAK_SCALE_DEFAULT,
     score_scale,
 )
-from greed_env.rules import Rules, resolve_rules
-from greed_env.rules.scoring import EMPTY_CARRY, Carry, has_scoring_keep, keep_options
 from greed_env.vector import kernels as K
 from greed_env.vector.layout import OBS_SLOT_NAMES
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -127,14 +130,38 @@ def test_committed_bot_cards_are_complete_and_match_their_onnx(card: Path) -> No
     assert bot.name == data["id"]
 
 
-def test_shipped_bots_equal_the_agents_folder() -> None:
-    shipped = {p.relative_to(PACKAGE_BOTS) for p in PACKAGE_BOTS.glob("*/*.*")} if PACKAGE_BOTS.is_dir() else set()
-    for rel in sorted(shipped):
-        assert (AGENTS / rel).is_file(), f"{rel} is shipped but not in agents/"
-        assert (AGENTS / rel).read_bytes() == (PACKAGE_BOTS / rel).read_bytes(), f"{rel} differs from agents/"
-    for card in AGENTS.glob("*/*.json"):
-        if card.with_suffix(".onnx").is_file():
-            assert (PACKAGE_BOTS / card.relative_to(AGENTS)).is_file(), f"{card.name} is not shipped"
+def _ship_bots() -> Any:
+    found = importlib.util.spec_from_file_location("ship_bots", ROOT / "scripts" / "ship_bots.py")
+    assert found is not None and found.loader is not None
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return module
+
+
+def test_shipped_bots_are_the_copy_of_agents(run_script: Callable[..., Any]) -> None:
+    """agents/ is the source; the package data is its copy (python scripts/ship_bots.py)."""
+    run_script("scripts/ship_bots.py", "--check")
+
+
+def test_ship_bots_copies_what_the_registry_reads_and_nothing_else(tmp_path: Path) -> None:
+    ship_bots = _ship_bots()
+    source, shipped = tmp_path / "agents", tmp_path / "data"
+    for rel, data in [("greed/a.json", b"{}"), ("greed/a.onnx", b"x"), ("greed/standings.csv", b"s"),
+                      ("greed/tournament.md", b"report"), ("greed/pairs.csv", b"p")]:
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_bytes(data)
+    (shipped / "greed").mkdir(parents=True)
+    (shipped / "greed" / "a.onnx").write_bytes(b"old")
+    (shipped / "greed" / "gone.json").write_bytes(b"{}")
+    assert ship_bots.differences(source, shipped) == [
+        "greed/a.json: in agents/, not shipped",
+        "greed/standings.csv: in agents/, not shipped",
+        "greed/gone.json: shipped, not in agents/",
+        "greed/a.onnx: differs from agents/",
+    ]
+    ship_bots.ship(source, shipped)
+    assert ship_bots.differences(source, shipped) == []
+    assert sorted(p.name for p in (shipped / "greed").iterdir()) == ["a.json", "a.onnx", "standings.csv"]
 
 
 @pytest.mark.parametrize("card", _committed_cards(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.stem}")

@@ -1,4 +1,4 @@
-"""The ``bench`` extra installs what ``benchmarks/`` imports: the speed scripts run with their
+"""The ``bench`` extra installs what ``scripts/`` imports: the speed scripts run with their
 PettingZoo baseline (connect_four_v3 needs pygame)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def test_bench_extra_declares_pygame_and_dev_includes_it() -> None:
 
 def test_bench_vector_runs_with_its_connect_four_baseline(run_script: Callable) -> None:  # type: ignore[type-arg]
     proc = run_script(
-        "benchmarks/bench_vector.py",
+        "scripts/bench_vector.py",
         "--repeats", "1", "--decisions", "500", "--baseline-decisions", "200",
         "--batches", "8", "--subproc-envs", "2", "--ppo-steps", "0",
     )
@@ -28,5 +28,5 @@ def test_bench_vector_runs_with_its_connect_four_baseline(run_script: Callable) 
 
 
 def test_bench_envs_runs_with_its_connect_four_baseline(run_script: Callable) -> None:  # type: ignore[type-arg]
-    proc = run_script("benchmarks/bench_envs.py", "--repeats", "1", "--seconds", "0.2", "--presets", "farkle")
+    proc = run_script("scripts/bench_envs.py", "--repeats", "1", "--seconds", "0.2", "--presets", "farkle")
     assert "connect_four_v3" in proc.stdout

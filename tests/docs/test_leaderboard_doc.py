@@ -10,7 +10,7 @@ from greed_env.commands.benchmark_cmd import END, START, _safe, leaderboard_mark
 
 
 def _results(repo_root: Path) -> list:  # type: ignore[type-arg]
-    return [read_result(p) for p in sorted((repo_root / "benchmark-results").glob("*.json"))]
+    return [read_result(p) for p in sorted((repo_root / "leaderboard").glob("*.json"))]
 
 
 def test_the_doc_s_tables_are_the_committed_results(repo_root: Path) -> None:
@@ -24,7 +24,7 @@ def test_the_doc_s_tables_are_the_committed_results(repo_root: Path) -> None:
 def test_the_committed_results_cover_board_v1_under_today_s_protocols(repo_root: Path) -> None:
     have = {r.bot: {t.task: t for t in r.results} for r in _results(repo_root)}
     for bot, tasks in board_plan("v1"):
-        assert (repo_root / "benchmark-results" / f"{_safe(bot)}.json").is_file(), bot
+        assert (repo_root / "leaderboard" / f"{_safe(bot)}.json").is_file(), bot
         for task in tasks:
             got = have[bot].get(task.id)
             assert got is not None, f"{bot} has no result on {task.id}"

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_envs_doc_tables_are_current() -> None:
     text = (ROOT / "docs" / "envs.md").read_text(encoding="utf-8")
-    assert render(text) == text, "regenerate with: python benchmarks/gen_env_docs.py"
+    assert render(text) == text, "regenerate with: python scripts/gen_env_docs.py"
 
 
 def test_docstrings_follow_the_template_and_quote_current_tables() -> None:

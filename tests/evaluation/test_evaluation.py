@@ -194,7 +194,7 @@ def test_rules_without_a_table_are_measured_without_a_yardstick() -> None:
 
 
 def test_trippn_turn_is_measured_against_its_shipped_headline_without_regret() -> None:
-    """The preset's turn table is shipped (benchmarks/trippn_turn.py) without move values."""
+    """The preset's turn table is shipped (scripts/trippn_turn.py) without move values."""
     from greed_env.solver import load_table
 
     table = load_table(preset("trippn"), "turn", solve_if_missing=False)

@@ -1,4 +1,4 @@
-"""``benchmarks/bench_solver.py`` compiles the kernels with an untimed solve at a small target
+"""``scripts/bench_solver.py`` compiles the kernels with an untimed solve at a small target
 first; those rules must be valid for every preset (ten_thousand's entry threshold, 1,000, does
 not fit under a target of 500, which once stopped the whole run at its first job)."""
 
@@ -14,7 +14,7 @@ from greed_env.rules import PRESETS, preset
 from greed_env.solver import SolverError, solve
 
 _spec = importlib.util.spec_from_file_location(
-    "bench_solver", Path(__file__).resolve().parents[2] / "benchmarks" / "bench_solver.py"
+    "bench_solver", Path(__file__).resolve().parents[2] / "scripts" / "bench_solver.py"
 )
 assert _spec is not None and _spec.loader is not None
 bench = importlib.util.module_from_spec(_spec)

@@ -136,7 +136,7 @@ def _small_trippn(num_dice: int) -> Rules:
 
 
 def test_trippn_turn_under_the_exact_target_is_solved_from_one_enumeration() -> None:
-    """``solve_exact_turn`` (what benchmarks/trippn_turn.py runs on the preset): the risk-free
+    """``solve_exact_turn`` (what scripts/trippn_turn.py runs on the preset): the risk-free
     states of the full tables are those of the best-keep tables (same rolls into the same dice
     states), so a rule set that has some gets no target-ignored value and no second search."""
     from greed_env.solver.carry import solve_exact_turn

@@ -1,6 +1,6 @@
 """OptimalBot played in the engine reproduces the tables' headline values (within 3 SE).
 
-Small targets keep these fast; the full-size checks live in benchmarks/bench_solver.py.
+Small targets keep these fast; the full-size checks live in scripts/bench_solver.py.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _play_turn(rules: Rules, state: State, bot: OptimalBot, rng: np.random.Gener
 @pytest.mark.parametrize("name", ["ten_thousand", "greed", "farkle5", "progressive"])
 def test_turn_headline_by_simulation(name: str) -> None:
     # far from any target; Progressive's exact target would still make the solve cover every
-    # total up to it (tests/solver/test_policy_value.py checks the turn under one exactly)
+    # total up to it (tests/evaluation/test_policy_value.py checks the turn under one exactly)
     extra = {"exact_target": False, "tie_rule": "shared"} if name == "progressive" else {}
     rules = preset(name, target=1_000_000, min_players=1, **extra)
     table = solve(rules, "turn")

@@ -1,4 +1,4 @@
-"""``benchmarks/duel_ensemble.py``: the mean of several policies' logits, and the regret estimate
+"""``scripts/duel_ensemble.py``: the mean of several policies' logits, and the regret estimate
 of each policy over the same games."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from types import ModuleType
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "scripts"
 
 
 def _benchmark(name: str) -> ModuleType:
-    """A script of benchmarks/ loaded from its file (the folder is not a package)."""
+    """A script of scripts/ loaded from its file (the folder is not a package)."""
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -1,4 +1,4 @@
-"""benchmarks/duel_keeps.py: keep regret by situation beside the turn-optimal keeps."""
+"""scripts/duel_keeps.py: keep regret by situation beside the turn-optimal keeps."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from greed_env.rules import new_game, preset
 
 _spec = importlib.util.spec_from_file_location(
-    "duel_keeps", Path(__file__).resolve().parents[2] / "benchmarks" / "duel_keeps.py"
+    "duel_keeps", Path(__file__).resolve().parents[2] / "scripts" / "duel_keeps.py"
 )
 assert _spec is not None and _spec.loader is not None
 keeps = importlib.util.module_from_spec(_spec)

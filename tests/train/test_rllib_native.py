@@ -69,7 +69,7 @@ def test_bench_rllib_baselines_play_legal_random_moves(repo_root: object) -> Non
     import importlib.util
     from pathlib import Path
 
-    path = Path(str(repo_root)) / "benchmarks" / "bench_rllib.py"
+    path = Path(str(repo_root)) / "scripts" / "bench_rllib.py"
     spec = importlib.util.spec_from_file_location("bench_rllib", path)
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)

@@ -252,11 +252,17 @@ def test_unsupported_rules_and_opponents_are_refused() -> None:
     with pytest.raises(VectorUnsupportedError, match="piggyback"):
         SolitaireVectorEnv(2, rules="farkle", rules_overrides={"piggyback": True})
 
-    class Custom(RandomBot):
-        pass
+    class Custom(RandomBot):  # plays otherwise: the kernels' random bot is not it
+        def act(self, rules: Any, state: Any, rng: np.random.Generator) -> Any:
+            return super().act(rules, state, rng)
 
     with pytest.raises(VectorUnsupportedError, match="RandomBot, ThresholdBot and the optimal duel bot"):
         DuelVectorEnv(2, opponent=Custom())
+
+    class Renamed(RandomBot):  # the same play under another name: played by the kernels
+        pass
+
+    DuelVectorEnv(2, opponent=Renamed(name="renamed")).close()
 
 
 def test_raise_mode_refuses_masked_actions() -> None:

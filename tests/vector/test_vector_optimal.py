@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from greed_env.abilities import Abilities, ObservationPolicy
 from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM
@@ -120,10 +121,15 @@ def test_evaluate_measures_the_same_win_rate_either_way() -> None:
 
 
 class _FirstLegal:
-    """An observation bot with a batched greedy method, like OnnxBot and PPOBot."""
+    """An observation bot that declares its batched greedy policy, as OnnxBot and PPOBot do."""
 
     name = "first-legal"
-    temperature = 0.0
+
+    def __init__(self, rules: Rules) -> None:
+        self.catalog = ActionCatalog(rules)
+
+    def abilities(self) -> Abilities:
+        return Abilities(policy=ObservationPolicy(self.act_batch, self.catalog))
 
     def act_obs(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(np.flatnonzero(action_mask)[0])
@@ -140,8 +146,14 @@ def test_observation_bots_with_a_batch_method_play_in_the_vector_engine() -> Non
 
     rules = VARIANTS["farkle"]
     opponent = OptimalBot(rules, "duel")
-    bot = _FirstLegal()
+    bot = _FirstLegal(rules)
     assert vector_duel_supported(bot, opponent, rules)
+
+    class Undeclared:  # the same methods, no declaration: played one position at a time
+        name = "undeclared"
+        act_obs, act_batch, act = _FirstLegal.act_obs, _FirstLegal.act_batch, _FirstLegal.act
+
+    assert not vector_duel_supported(Undeclared(), opponent, rules)
     values = vector_duel_values(bot, opponent, rules, games=400, seed=1)
     assert values.size == 400 and values.mean() < 0.3
 

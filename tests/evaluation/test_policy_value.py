@@ -1,4 +1,4 @@
-"""Exact one-turn values of deterministic bots (greed_env.policy_value)."""
+"""Exact one-turn values of deterministic bots (greed_env.evaluation.policy_value)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from greed_env.bots.base import RandomBot, ThresholdBot
 from greed_env.bots.play import batch_moves
 from greed_env.evaluation import evaluate, optimal_value
-from greed_env.policy_value import turn_value
+from greed_env.evaluation.policy_value import turn_value
 from greed_env.rules import apply_roll, new_game, preset
 from greed_env.solver import OptimalBot
 
@@ -95,7 +95,7 @@ def test_zilch_turn_is_measured_against_the_single_turn_optimum() -> None:
 
 
 def test_enumeration_limit() -> None:
-    from greed_env.policy_value import EnumerationLimit
+    from greed_env.evaluation.policy_value import EnumerationLimit
 
     rules = preset("farkle5")
     never_banks = ThresholdBot(bank_at=10**9)

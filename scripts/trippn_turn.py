@@ -9,7 +9,7 @@ evaluation of a Trippn turn bot reports its fraction of the optimum. It also pri
 race and the duel would cost at the measured speed of the pass (the reason they stay
 unsolved).
 
-    python benchmarks/trippn_turn.py [--out greed_env/data/tables] [--every 120]
+    python scripts/trippn_turn.py [--out greed_env/data/tables] [--every 120]
 """
 
 from __future__ import annotations

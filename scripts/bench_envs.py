@@ -11,8 +11,8 @@ the machine's load touches all of them alike.
 
 Usage::
 
-    python benchmarks/bench_envs.py                   # defaults: 5 repeats of 2 s
-    python benchmarks/bench_envs.py --repeats 7 --seconds 3 --presets ten_thousand progressive
+    python scripts/bench_envs.py                   # defaults: 5 repeats of 2 s
+    python scripts/bench_envs.py --repeats 7 --seconds 3 --presets ten_thousand progressive
 
 Prints a Markdown table of medians (and min..max) per environment.
 """

@@ -20,7 +20,7 @@ away in those decisions (given its play elsewhere). All variants share ``--seed`
 final-round bank-or-roll decisions, by the lead banking would leave (my score plus the turn
 total less the opponent's): with the lead in hand banking wins outright.
 
-    python benchmarks/duel_gap.py runs/bench_ppo/ten_thousand__turn__ppo__1/model.zip --games 60000
+    python scripts/duel_gap.py runs/bench_ppo/ten_thousand__turn__ppo__1/model.zip --games 60000
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import argparse
 
 import numpy as np
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.evaluation import resolve_bot
 from greed_env.rules import Phase, preset
+from greed_env.spaces.catalog import ActionCatalog
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import EpisodeBatch
 

@@ -11,7 +11,7 @@ docs/results.md ("Greed's first keep: what the training signal says") reports:
 
 * the bot's greedy probabilities there (model files and ONNX bots) and, for each legal move,
   ``Q^pi``: the exact value of the turn with that move forced at that roll and the bot's own
-  greedy play everywhere else (:func:`greed_env.policy_value.turn_value`), against the
+  greedy play everywhere else (:func:`greed_env.evaluation.policy_value.turn_value`), against the
   solver's move value;
 * ``--engine N``: the native training engine's mean return over ``N`` turns per move, the move
   forced and the solver's play after it (does the engine agree with the reference rules?);
@@ -21,9 +21,9 @@ docs/results.md ("Greed's first keep: what the training signal says") reports:
 
 Usage::
 
-    python benchmarks/greed_regret.py greed/ppo-turn
-    python benchmarks/greed_regret.py runs/bench_ppo/greed__turn__w2mebar__1/model.zip --turns 3000
-    python benchmarks/greed_regret.py MODEL.zip --first-keep 112345 123455 --engine 3000 --critic 10000
+    python scripts/greed_regret.py greed/ppo-turn
+    python scripts/greed_regret.py runs/bench_ppo/greed__turn__w2mebar__1/model.zip --turns 3000
+    python scripts/greed_regret.py MODEL.zip --first-keep 112345 123455 --engine 3000 --critic 10000
 """
 
 from __future__ import annotations
@@ -37,9 +37,7 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots import load
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import encode_observation
-from greed_env.policy_value import turn_value
+from greed_env.evaluation.policy_value import turn_value
 from greed_env.rules import (
     Phase,
     Rules,
@@ -52,6 +50,8 @@ from greed_env.rules import (
     sample_roll,
 )
 from greed_env.solver import OptimalBot
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import encode_observation
 
 
 class Forced:

@@ -6,7 +6,7 @@ baseline measured in the same process: the same random-play loop over a minimal 
 floor set by the Python loop and the generator itself. Rates use process CPU time, not wall
 time, so other load on a shared machine does not count against them.
 
-    python benchmarks/bench_rules.py --games 200 --repeats 5
+    python scripts/bench_rules.py --games 200 --repeats 5
 """
 
 from __future__ import annotations

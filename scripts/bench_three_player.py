@@ -11,8 +11,8 @@ hand out: docs/three-player.md).
 
 Usage::
 
-    python benchmarks/bench_three_player.py --targets 1000 2000 5000 --json three.json
-    python benchmarks/bench_three_player.py --rules farkle --targets 2000
+    python scripts/bench_three_player.py --targets 1000 2000 5000 --json three.json
+    python scripts/bench_three_player.py --rules farkle --targets 2000
 
 Each solve runs in a fresh process (its own peak memory); the kernels are compiled first by an
 untimed solve at a tiny target. The load average is printed beside every figure.

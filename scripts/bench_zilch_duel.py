@@ -6,8 +6,8 @@ between the two tables. The kernels are compiled first on a tiny target (untimed
 
 Usage::
 
-    python benchmarks/bench_zilch_duel.py --target 3000 --floor -2000
-    python benchmarks/bench_zilch_duel.py --target 800 --floor -500 --methods newton
+    python scripts/bench_zilch_duel.py --target 3000 --floor -2000
+    python scripts/bench_zilch_duel.py --target 800 --floor -500 --methods newton
 """
 
 from __future__ import annotations

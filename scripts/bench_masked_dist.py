@@ -8,7 +8,7 @@ times that step alone (no network) on random logits for 2,048 positions, with sb
 
 Usage::
 
-    python benchmarks/bench_masked_dist.py --presets ten_thousand progressive
+    python scripts/bench_masked_dist.py --presets ten_thousand progressive
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 import torch
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
-from greed_env.envs.catalog import ActionCatalog
+from greed_env.spaces.catalog import ActionCatalog
 from greed_env.train.features import LeanMaskableCategorical
 
 

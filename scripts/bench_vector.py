@@ -18,9 +18,9 @@ Rates are decisions (environment steps) per second of wall-clock time, median of
 the in-process loops per second of process CPU time are printed as well, since on a shared
 machine wall time also counts other people's work (the load average is printed).
 
-    python benchmarks/bench_vector.py --rules ten_thousand --repeats 3
-    python benchmarks/bench_vector.py --rules ten_thousand --batches 4096 --threads --native-only --repeats 5
-    python benchmarks/bench_vector.py --rules progressive --repeats 3 --decisions 200000 \
+    python scripts/bench_vector.py --rules ten_thousand --repeats 3
+    python scripts/bench_vector.py --rules ten_thousand --batches 4096 --threads --native-only --repeats 5
+    python scripts/bench_vector.py --rules progressive --repeats 3 --decisions 200000 \
         --baseline-decisions 2000 --batches 1,16,256,4096 --ppo-steps 0
 
 Any rules the vector engine models work (every preset but ``trippn``); ``docs/scale.md`` holds

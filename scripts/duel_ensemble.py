@@ -9,7 +9,7 @@ are tighter than each row's interval.
 
 Usage::
 
-    python benchmarks/duel_ensemble.py runs/ten_thousand__duel__elamx5__{1,2,3}/model.zip
+    python scripts/duel_ensemble.py runs/ten_thousand__duel__elamx5__{1,2,3}/model.zip
 
 An ensemble costs the training CPU of all its members; ``docs/results.md`` reports what
 averaging three seeds' models gains at each stage of the duel recipe.

@@ -6,8 +6,8 @@ Then, with the protocol of ``ten_thousand/ffa3-exact-v1`` (2,000 games, seed 202
 seat rotated, the regret estimate beside the share) but the rule book's own target, so the
 trained bots play the game they were trained for:
 
-    python benchmarks/three_player_full.py --simulate 20000 --json full.json
-    python benchmarks/three_player_full.py --bots leader-duel ten_thousand/ppo-duel --games 2000
+    python scripts/three_player_full.py --simulate 20000 --json full.json
+    python scripts/three_player_full.py --bots leader-duel ten_thousand/ppo-duel --games 2000
 
 ``--simulate N`` first plays N games of three ``optimal-3p`` bots and compares seat 0's share
 with the table's headline (z-score).

@@ -14,7 +14,7 @@ for eight dice. This script times, per (rule set, carry-over), in the same run:
 checks that both give the same options, and prints the medians over ``--repeat`` runs and the
 ratios. CPU seconds of this process (``time.process_time``) with the load average.
 
-    nice -n 15 python benchmarks/bench_carry_keeps.py [--repeat 3] [--carries 4]
+    nice -n 15 python scripts/bench_carry_keeps.py [--repeat 3] [--carries 4]
 """
 
 from __future__ import annotations

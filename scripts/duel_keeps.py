@@ -19,8 +19,8 @@ keeps. ``docs/results.md`` reports the committed duel bot and the turn policy it
 
 Usage::
 
-    python benchmarks/duel_keeps.py ten_thousand/ppo-duel --games 600
-    python benchmarks/duel_keeps.py runs/bench_ppo/ten_thousand__turn__ppo__1/model.zip
+    python scripts/duel_keeps.py ten_thousand/ppo-duel --games 600
+    python scripts/duel_keeps.py runs/bench_ppo/ten_thousand__turn__ppo__1/model.zip
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.duel import DuelEnv
 from greed_env.evaluation import optimal_bot, resolve_bot, yardstick_rules
 from greed_env.rules import Phase, Rules, State, preset
+from greed_env.spaces.catalog import ActionCatalog
 
 SITUATIONS = ("entry", "final round", "opponent near", "me near", "other")
 

@@ -44,7 +44,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from greed_env.envs.common import action_index
 from greed_env.rules import (
     IllegalKeep,
     IllegalMove,
@@ -57,6 +56,7 @@ from greed_env.rules import (
     can_reroll_all,
     current_keep_options,
     legal_moves,
+    parse_move,
     read_keep,
     resolve_rules,
     tap_reading,
@@ -67,6 +67,7 @@ __all__ = [
     "TRIPPN_FREE_SETS_REFUSAL",
     "ActionCatalog",
     "ActionEntry",
+    "action_index",
     "catalog_version",
 ]
 
@@ -80,6 +81,7 @@ every order-free rule set, whose ids have not changed."""
 def catalog_version(rules: Rules) -> int:
     """The catalog version of ``rules`` (what cards of bots trained on it record)."""
     return 2 if rules.carry_over else 1
+
 
 TRIPPN_FREE_SETS_REFUSAL = (
     "the action catalog does not key Trippn's keeps under working_set_claims=False: with sets "
@@ -315,8 +317,6 @@ class ActionCatalog:
         if isinstance(item, str):
             if item in self.labels:
                 return self.labels.index(item)
-            from greed_env.rules import parse_move
-
             item = parse_move(item)
         kind, taps = (item.kind, item.taps) if isinstance(item, Move) else item
         if kind != "keep":
@@ -395,3 +395,26 @@ class ActionCatalog:
             "pairs_first": sum(e.reading == "pairs" for e in keeps),
             "kinds": [e.kind for e in self.entries if e.kind != "keep"],
         }
+
+
+def action_index(action: Any, n: int) -> int:
+    """The action id ``action`` stands for, in ``0..n-1``.
+
+    Python and numpy integers and 0-d integer arrays are accepted; ``True``/``False``, floats
+    (even ``2.0``), strings and arrays of other shapes are refused, so a bug that feeds a
+    probability or a flag as an action fails at once.
+
+    Raises:
+        ValueError: the action is not an integer id, or lies outside ``0..n-1``.
+    """
+    value = action
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ValueError(
+            f"action must be an integer id in 0..{n - 1}, got {action!r} ({type(action).__name__})"
+        )
+    a = int(value)
+    if not 0 <= a < n:
+        raise ValueError(f"action {a} is outside the action space 0..{n - 1}")
+    return a

@@ -9,8 +9,8 @@ dice. The Greed-only version with its first-roll enumeration is ``greed_regret.p
 
 Usage::
 
-    python benchmarks/turn_regret.py progressive/ppo-turn --rules progressive --turns 300
-    python benchmarks/turn_regret.py runs/bench_ppo/progressive__turn__ppo__1/model.zip --rules progressive
+    python scripts/turn_regret.py progressive/ppo-turn --rules progressive --turns 300
+    python scripts/turn_regret.py runs/bench_ppo/progressive__turn__ppo__1/model.zip --rules progressive
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ stream of a ``numpy.random.SeedSequence`` spawned from ``--seed``.
 
 Usage::
 
-    python benchmarks/bench_rounds.py --rules ten_thousand --rounds 5 10 20 --games 5000 --jobs 2
+    python scripts/bench_rounds.py --rules ten_thousand --rounds 5 10 20 --games 5000 --jobs 2
 
 The markdown table printed at the end is what ``docs/results.md`` ("Games of a fixed number of
 rounds") shows.

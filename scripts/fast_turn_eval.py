@@ -9,7 +9,7 @@ when CPU time is short.
 
 Usage::
 
-    python benchmarks/fast_turn_eval.py runs/prog/prog_parts_1/checkpoints/step_000000065536.zip \
+    python scripts/fast_turn_eval.py runs/prog/prog_parts_1/checkpoints/step_000000065536.zip \
         --rules progressive --turns 20000 --optimal 2171.2075
 """
 

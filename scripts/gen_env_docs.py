@@ -2,12 +2,12 @@
 
 Usage::
 
-    python benchmarks/gen_env_docs.py            # rewrite docs/envs.md in place
-    python benchmarks/gen_env_docs.py --check    # exit 1 if the file is out of date
+    python scripts/gen_env_docs.py            # rewrite docs/envs.md in place
+    python scripts/gen_env_docs.py --check    # exit 1 if the file is out of date
 
 The tables (catalog sizes, action ids, the observation index table) come from
 :func:`greed_env.envs.docs.generated_block`; the benchmark figures in the same file are measured
-with ``benchmarks/bench_envs.py`` and pasted by hand.
+with ``scripts/bench_envs.py`` and pasted by hand.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     new = render(text)
     if args.check:
         if new != text:
-            print(f"{args.path} is out of date: run python benchmarks/gen_env_docs.py")
+            print(f"{args.path} is out of date: run python scripts/gen_env_docs.py")
             return 1
         return 0
     if new != text:

@@ -20,7 +20,7 @@ the same run. Each RLlib row builds its algorithm, samples once to warm up, then
 ``--repeats`` parallel sample calls of at least ``--steps`` agent steps per runner. The load
 average is printed; on a shared machine every figure moves with it.
 
-    python benchmarks/bench_rllib.py --rules ten_thousand --num-players 3 --repeats 3
+    python scripts/bench_rllib.py --rules ten_thousand --num-players 3 --repeats 3
 """
 
 from __future__ import annotations

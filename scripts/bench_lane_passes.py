@@ -5,7 +5,7 @@ default, and ``carry_duel_solve``, one in-turn pass per position), ``--repeat`` 
 alternation, and prints wall and CPU seconds (medians), the ratio, the Newton steps per pair
 and whether the two tables are bitwise equal. Kernels are compiled first (untimed).
 
-    python benchmarks/bench_lane_passes.py [--target 3000] [--repeat 3]
+    python scripts/bench_lane_passes.py [--target 3000] [--repeat 3]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ every ``--every`` seconds (states expanded / found, CPU seconds, load average, m
 the totals: dice states by dice in hand, distinct carry-overs, roll groups, keeps, and the
 dice states from which a turn can roll on for ever (``risk_free_states``).
 
-    nice -n 15 python benchmarks/bench_carry_states.py --rules trippn [--full] [--every 60]
+    nice -n 15 python scripts/bench_carry_states.py --rules trippn [--full] [--every 60]
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ one run on the same bot, with games per second of wall-clock and of process CPU 
 of ``--repeats``), and the ratio of the two; the one-off cost of building the arrays is
 printed apart (it is paid once per process).
 
-    python benchmarks/bench_duel_eval.py --rules ten_thousand --bot optimal --repeats 3
+    python scripts/bench_duel_eval.py --rules ten_thousand --bot optimal --repeats 3
 
 ``--bot`` is any ``greed eval`` bot: ``optimal`` (the optimal duel bot against itself), a
 model file or a registry id such as ``ten_thousand/ppo-turn``. ``docs/scale.md`` holds the

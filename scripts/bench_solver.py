@@ -14,14 +14,14 @@ table of the same rules.
 
 Usage::
 
-    python benchmarks/bench_solver.py                      # every tractable pair
-    python benchmarks/bench_solver.py --presets ten_thousand --objectives duel --simulate 20000
-    python benchmarks/bench_solver.py --objectives duel --repeat 3 --json new.json --baseline old.json
-    python benchmarks/bench_solver.py --write-tables       # also save tables (package data
+    python scripts/bench_solver.py                      # every tractable pair
+    python scripts/bench_solver.py --presets ten_thousand --objectives duel --simulate 20000
+    python scripts/bench_solver.py --objectives duel --repeat 3 --json new.json --baseline old.json
+    python scripts/bench_solver.py --write-tables       # also save tables (package data
                                                            # when < 2 MB, else the user cache)
-    NUMBA_NUM_THREADS=1 python benchmarks/bench_solver.py --json one.json
-    python benchmarks/bench_solver.py --json all.json
-    python benchmarks/bench_solver.py --threads-table one.json all.json   # docs/solver-timings.md
+    NUMBA_NUM_THREADS=1 python scripts/bench_solver.py --json one.json
+    python scripts/bench_solver.py --json all.json
+    python scripts/bench_solver.py --threads-table one.json all.json   # docs/solver-timings.md
 
 The markdown table printed at the end is what ``docs/results.md`` ("Solver") shows;
 ``--threads-table`` puts a one-thread and an all-thread run side by side
@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     print(
-        f"command: python benchmarks/bench_solver.py {' '.join(sys.argv[1:] if argv is None else argv)}"
+        f"command: python scripts/bench_solver.py {' '.join(sys.argv[1:] if argv is None else argv)}"
     )
     print(
         f"cores: {os.cpu_count()}, NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}"
