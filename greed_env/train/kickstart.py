@@ -22,14 +22,18 @@ The pieces:
   packed distributions beside each step;
 * :class:`KickstartPPO`: ``MaskablePPO`` whose ``train`` labels the rollout in one batch
   (grouped by turn context, at most ``max_contexts`` contexts per rollout), then adds the term;
-* :func:`distillation_loss`: the term itself, on log-probabilities and packed labels.
+* :func:`distillation_loss`: the term itself, on log-probabilities and packed labels;
+* :class:`TeacherStarts`: exploring starts at positions of the teacher's own games
+  (:func:`greed_env.train.teacher.teacher_starts`).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -41,6 +45,11 @@ from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch.nn import functional as F
 
+from greed_env.evaluation import EvalResult
+from greed_env.files import strict_json
+from greed_env.rules import Rules, State
+from greed_env.train.args import PPOArgs
+from greed_env.train.loop import model_card
 from greed_env.train.teacher import TeacherLabeller, TeacherLabels
 
 __all__ = [
@@ -49,7 +58,10 @@ __all__ = [
     "TeacherRolloutBuffer",
     "TeacherSamples",
     "TeacherSchedule",
+    "TeacherStarts",
     "distillation_loss",
+    "export_bot",
+    "training_card",
 ]
 
 
@@ -117,12 +129,7 @@ class RowRecorder(VecEnvWrapper):
 
     def __init__(self, venv: VecEnv) -> None:
         super().__init__(venv)
-        inner: Any = venv
-        while not hasattr(getattr(inner, "env", None), "batch"):
-            if not hasattr(inner, "venv"):
-                raise ValueError("the teacher needs the native vector env (--vector native)")
-            inner = inner.venv
-        self.batch = inner.env.batch
+        self.batch = _native_batch(venv, "the teacher's labels")
         self._rows: list[np.ndarray] = []
 
     def reset(self) -> Any:
@@ -141,6 +148,56 @@ class RowRecorder(VecEnvWrapper):
         rows = np.stack(self._rows) if self._rows else np.zeros((0, self.num_envs, self.batch.S.shape[1]), np.int64)
         self._rows = []
         return rows
+
+
+class TeacherStarts(VecEnvWrapper):
+    """Starts a share of the native engine's episodes at positions drawn from a pool (the
+    turn starts of the teacher's games against itself), played on to the learner's decision.
+
+    Args:
+        venv: the native vector env, possibly inside ``VecMonitor``.
+        pool: the positions (same number of seats as the episodes, not over).
+        fraction: probability that a (re)starting episode is replaced by a pool position.
+        seed: seed of the wrapper's own generator (which episodes, which positions).
+    """
+
+    def __init__(self, venv: VecEnv, pool: list[State], fraction: float, seed: int) -> None:
+        super().__init__(venv)
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+        if not pool:
+            raise ValueError("teacher starts need a non-empty pool of positions")
+        self.batch = _native_batch(venv, "teacher starts")
+        self.pool = list(pool)
+        self.fraction = float(fraction)
+        self.rng = np.random.default_rng(seed)
+
+    def _restart(self, rows: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        picked = rows[self.rng.random(rows.size) < self.fraction]
+        if picked.size == 0:
+            return obs
+        draws = self.rng.integers(0, len(self.pool), size=picked.size)
+        self.batch.restart_from({int(i): self.pool[int(k)] for i, k in zip(picked, draws, strict=True)})
+        obs = np.array(obs, copy=True)
+        obs[picked] = self.batch.obs[picked]
+        return obs
+
+    def reset(self) -> Any:
+        return self._restart(np.arange(self.num_envs), self.venv.reset())
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return self._restart(np.flatnonzero(dones), obs), rewards, dones, infos
+
+
+def _native_batch(venv: VecEnv, what: str) -> Any:
+    """The :class:`~greed_env.vector.engine.EpisodeBatch` under ``venv``'s wrappers."""
+    inner: Any = venv
+    while not hasattr(getattr(inner, "env", None), "batch"):
+        if not hasattr(inner, "venv"):
+            raise ValueError(f"{what} need the native vector env (--vector native)")
+        inner = inner.venv
+    return inner.env.batch
 
 
 class TeacherSamples(NamedTuple):
@@ -391,3 +448,38 @@ def _find_recorder(env: VecEnv) -> RowRecorder | None:
             return inner
         inner = getattr(inner, "venv", None)
     return None
+
+
+def training_card(
+    args: PPOArgs,
+    script: str,
+    rules: Rules,
+    objective: str,
+    steps: int,
+    wall_s: float,
+    cpu_s: float,
+    sessions: int,
+    final: EvalResult,
+    teacher: dict[str, Any],
+) -> dict[str, Any]:
+    """The training card (``model.json``) of a teacher-assisted run: the scripts' card
+    (:func:`greed_env.train.loop.model_card`) with the teacher's settings under ``teacher``."""
+    card = model_card(args, script, rules, objective, steps, wall_s, cpu_s, sessions, final.summary(), {"teacher": teacher})
+    return strict_json(json.loads(json.dumps(card, default=_plain)))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON-able: {value!r}")
+
+
+def export_bot(model_path: Path, out_dir: Path, name: str, objective: str, description: str, notes: str) -> Path:
+    """Export a trained model as an ONNX bot (``out_dir/name.onnx`` and its card), checked
+    against the model on 10,000 random positions; returns the card path."""
+    from greed_env.bots.export import export_model
+
+    result = export_model(model_path, out_dir, name=name, objective=objective, description=description,
+                          check_positions=10_000, seed=1, notes=notes)
+    print(f"exported {result.card_path} ({result.positions} positions checked, {result.mismatches} mismatches)")
+    return Path(result.card_path)

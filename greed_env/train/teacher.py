@@ -257,25 +257,26 @@ class _Context:
     w: np.ndarray | None = None
 
 
-def _plain_key(objective: str, rules: Rules, state: State) -> tuple[Any, ...]:
-    """What the in-turn problem of ``state.player`` depends on under order-free rules (the
-    keys of :class:`~greed_env.solver.bot.OptimalBot`'s context cache)."""
-    p = state.player
-    streak = state.streaks[p] if rules.bust_penalty_after and rules.bust_penalty else 0
+def _row_key(objective: str, rules: Rules, row: np.ndarray) -> tuple[Any, ...]:
+    """What the in-turn problem of a row's mover depends on: the keys of
+    :meth:`~greed_env.solver.carry.CarryEvaluator.context` under carry-over rules and of
+    :class:`~greed_env.solver.bot.OptimalBot`'s context cache under order-free rules, read
+    from the row's columns."""
+    p = int(row[K.C_PLAYER])
+    n = int(row[K.C_NPLAYERS])
+    scores = tuple(int(x) for x in row[K.B_SCORE : K.B_SCORE + n])
+    if rules.carry_over:
+        if objective in ("turn", "race"):
+            return (scores[p],)
+        return (scores, p, bool(row[K.C_ENDGAME]))
+    entered = tuple(bool(x) for x in row[K.B_ENTERED : K.B_ENTERED + n])
+    penalty = bool(rules.bust_penalty_after and rules.bust_penalty)
+    streaks = tuple(int(x) for x in row[K.B_STREAK : K.B_STREAK + n]) if penalty else ()
     if objective == "turn":
-        return (state.entered[p], streak)
+        return (entered[p], streaks[p] if penalty else 0)
     if objective == "race":
-        return (state.scores[p], state.entered[p], streak)
-    streaks = state.streaks if rules.bust_penalty_after and rules.bust_penalty else ()
-    return (state.scores, state.entered, streaks, state.endgame, p, state.rounds if rules.rounds else 0)
-
-
-def _carry_key(objective: str, state: State) -> tuple[Any, ...]:
-    """The context key of :meth:`~greed_env.solver.carry.CarryEvaluator.context`."""
-    p = state.player
-    if objective in ("turn", "race"):
-        return (state.scores[p],)
-    return (state.scores, p, state.endgame)
+        return (scores[p], entered[p], streaks[p] if penalty else 0)
+    return (scores, entered, streaks, bool(row[K.C_ENDGAME]), p, int(row[K.C_ROUNDS]) if rules.rounds else 0)
 
 
 class TeacherLabeller:
@@ -362,18 +363,13 @@ class TeacherLabeller:
         states: dict[tuple[Any, ...], State] = {}
         for i in np.flatnonzero(fast):
             i = int(i)
-            if self.arrays is not None:
-                key: tuple[Any, ...] = (int(rows[i, K.B_SCORE + int(rows[i, K.C_PLAYER])]),)
-                state = None
-            else:
-                state = State(**row_fields(rows, i, self.tables))
-                key = _carry_key(self.objective, state) if self._carry is not None else _plain_key(
-                    self.objective, self.rules, state)
-            if key not in groups:
-                groups[key] = []
-                if state is not None:
-                    states[key] = state
-            groups[key].append(i)
+            key = _row_key(self.objective, self.rules, rows[i])
+            members = groups.get(key)
+            if members is None:
+                groups[key] = members = []
+                if self.arrays is None:
+                    states[key] = State(**row_fields(rows, i, self.tables))
+            members.append(i)
         if max_contexts is not None and len(groups) > max_contexts:
             if rng is None:
                 raise ValueError("max_contexts needs a generator")
@@ -452,7 +448,7 @@ class TeacherLabeller:
     # --------------------------------------------------------------------------------------
     def _context(self, key: tuple[Any, ...], state: State | None, top: int) -> _Context | None:
         if self.arrays is not None:
-            if key != (0,):
+            if key[0] != 0:
                 return None  # the saved arrays are the turn from score 0 only
             a = self.arrays
             t = np.arange(a.c.shape[0])
