@@ -166,6 +166,7 @@ def _check(args: argparse.Namespace) -> int:
 def leaderboard_markdown(results: list[Any]) -> str:
     """The leaderboard tables (one per task, best first) from several bots' results."""
     from greed_env.benchmark import TASKS
+    from greed_env.benchmark.board import method_label
     from greed_env.benchmark.runner import beside
 
     by_task: dict[str, list[tuple[str, Any]]] = {}
@@ -181,7 +182,8 @@ def leaderboard_markdown(results: list[Any]) -> str:
                   f"{' per pair' if task.kind == 'elo' else ''}, seed {task.seed}.", "",
                   "| bot | result | beside it |", "|---|---|---|"]
         for bot, r in rows:
-            lines.append(f"| `{bot}` | {_value(r)} | {beside(r)} |")
+            label = method_label(bot)
+            lines.append(f"| `{bot}`{f' ({label})' if label else ''} | {_value(r)} | {beside(r)} |")
         lines.append("")
     return "\n".join(lines)
 

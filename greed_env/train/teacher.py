@@ -29,6 +29,7 @@ such as a roll-off under Trippn) are reported as not labelled.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -291,6 +292,10 @@ class TeacherLabeller:
         table: the solved table (default :func:`greed_env.solver.load_table`), or
         arrays: instead of a table, the saved arrays of an exact-target turn
             (:class:`TurnValueArrays`; objective ``turn`` only, positions of a turn from 0).
+        cache_contexts: carry-over rules: in-turn arrays kept between batches, least recently
+            used dropped first (a Progressive duel context takes 0.1-0.4 MB once cut at the
+            target); the positions of a cached context are valued at no cost, and
+            ``max_contexts`` counts only the contexts computed anew.
 
     Raises:
         ValueError: an objective other than those of :data:`TEACHER_OBJECTIVES`.
@@ -303,6 +308,7 @@ class TeacherLabeller:
         temperature: float = 0.0,
         table: SolverTable | None = None,
         arrays: TurnValueArrays | None = None,
+        cache_contexts: int = 1024,
     ) -> None:
         if objective not in TEACHER_OBJECTIVES:
             raise ValueError(f"teacher objective must be one of {', '.join(TEACHER_OBJECTIVES)}, got {objective!r}")
@@ -332,6 +338,8 @@ class TeacherLabeller:
         self._dstate: dict[int, int] = {}
         self._options: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
         self._plain_cache: dict[tuple[Any, ...], _Context] = {}
+        self._carry_cache: OrderedDict[tuple[Any, ...], _Context] = OrderedDict()
+        self.cache_contexts = int(cache_contexts)
         self.contexts_computed = 0
         """In-turn passes run so far (one per distinct context per batch; cached under order-free rules)."""
 
@@ -370,17 +378,17 @@ class TeacherLabeller:
                 if self.arrays is None:
                     states[key] = State(**row_fields(rows, i, self.tables))
             members.append(i)
-        if max_contexts is not None and len(groups) > max_contexts:
+        if max_contexts is not None:
             if rng is None:
                 raise ValueError("max_contexts needs a generator")
             owner = {i: key for key, members in groups.items() for i in members}
-            chosen: dict[tuple[Any, ...], list[int]] = {}
+            chosen = {key: members for key, members in groups.items() if key in self._carry_cache}
+            new = 0
             for i in rng.permutation(np.flatnonzero(fast)).tolist():
                 key = owner[int(i)]
-                if key not in chosen:
-                    if len(chosen) == max_contexts:
-                        continue
+                if key not in chosen and new < max_contexts:
                     chosen[key] = groups[key]
+                    new += 1
             groups = chosen
         for key, members in groups.items():
             top = int(max(rows[i, K.C_TOTAL] for i in members)) // self.unit
@@ -455,10 +463,22 @@ class TeacherLabeller:
             return _Context(a.c, a.r, t * float(a.unit), float(a.c[-1, 0]))
         assert state is not None
         if self._carry is not None:
-            ctx = self._carry.context(state)
+            hit = self._carry_cache.get(key)
+            if hit is not None:
+                self._carry_cache.move_to_end(key)
+                return hit
+            raw = self._carry.context(state)
             self.contexts_computed += 1
-            arr = ctx["arr"]
-            return _Context(arr["c"], arr["r"], np.asarray(ctx["bank_val"], dtype=np.float64), float(ctx["x"]))
+            arr, t_exact = raw["arr"], int(raw["t_exact"])
+            # past an exact target every row is the lost turn's: keep the first such row only
+            rows = t_exact + 2 if t_exact >= 0 else arr["c"].shape[0]
+            ctx = _Context(arr["c"][:rows].copy(), arr["r"][:rows].copy(),
+                           np.asarray(raw["bank_val"][:rows], dtype=np.float64), float(raw["x"]))
+            if self.cache_contexts > 0:
+                self._carry_cache[key] = ctx
+                if len(self._carry_cache) > self.cache_contexts:
+                    self._carry_cache.popitem(last=False)
+            return ctx
         hit = self._plain_cache.get(key)
         if hit is not None and hit.c.shape[0] > top + self._max_keep():
             return hit

@@ -131,28 +131,33 @@ def test_labels_are_legal_normalised_and_follow_the_values() -> None:
         assert np.allclose(dense[i, ids[big]], expect[big] / expect[big].sum(), atol=1e-6)
 
 
-def test_max_contexts_labels_a_seeded_subset_of_contexts() -> None:
+def _pairs(rows: np.ndarray, labelled: np.ndarray) -> set[tuple[object, ...]]:
+    return {
+        (tuple(rows[i, K.B_SCORE : K.B_SCORE + 2]), rows[i, K.C_PLAYER], rows[i, K.C_ENDGAME])
+        for i in np.flatnonzero(labelled)
+    }
+
+
+def test_max_contexts_labels_a_seeded_subset_of_new_contexts() -> None:
     rules = preset("progressive")
     rows, masks = _rows("progressive", "duel", 4, envs=32, seed=2)
-    lab = TeacherLabeller(rules, "duel")
+    lab = TeacherLabeller(rules, "duel", cache_contexts=0)
     full = lab.label(rows, masks)
-    keys = {
-        (tuple(rows[i, K.B_SCORE : K.B_SCORE + 2]), rows[i, K.C_PLAYER], rows[i, K.C_ENDGAME])
-        for i in np.flatnonzero(full.labelled)
-    }
-    assert len(keys) > 8
+    assert len(_pairs(rows, full.labelled)) > 8
     some = lab.label(rows, masks, max_contexts=5, rng=np.random.default_rng(9))
     again = lab.label(rows, masks, max_contexts=5, rng=np.random.default_rng(9))
     assert np.array_equal(some.labelled, again.labelled)
-    picked = {
-        (tuple(rows[i, K.B_SCORE : K.B_SCORE + 2]), rows[i, K.C_PLAYER], rows[i, K.C_ENDGAME])
-        for i in np.flatnonzero(some.labelled)
-    }
-    assert len(picked) == 5 and 0 < some.labelled.sum() < full.labelled.sum()
+    assert len(_pairs(rows, some.labelled)) == 5 and 0 < some.labelled.sum() < full.labelled.sum()
     on = some.labelled
     assert np.array_equal(some.dense(lab.catalog.n)[on], full.dense(lab.catalog.n)[on])
     with pytest.raises(ValueError, match="generator"):
         lab.label(rows, masks, max_contexts=5)
+    cached = TeacherLabeller(rules, "duel", cache_contexts=10_000)
+    first = cached.label(rows, masks, max_contexts=5, rng=np.random.default_rng(9))
+    done = cached.contexts_computed
+    second = cached.label(rows, masks, max_contexts=3, rng=np.random.default_rng(4))
+    assert cached.contexts_computed == done + 3  # the cached pairs cost nothing and are labelled
+    assert len(_pairs(rows, second.labelled)) == 8 and np.all(second.labelled[first.labelled])
 
 
 def test_saved_turn_arrays_teach_as_the_table_does(tmp_path: Path) -> None:
