@@ -474,12 +474,26 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"not JSON-able: {value!r}")
 
 
-def export_bot(model_path: Path, out_dir: Path, name: str, objective: str, description: str, notes: str) -> Path:
+def export_bot(
+    model_path: Path, out_dir: Path, name: str, objective: str, description: str, notes: str, games: int = 200
+) -> Path:
     """Export a trained model as an ONNX bot (``out_dir/name.onnx`` and its card), checked
-    against the model on 10,000 random positions; returns the card path."""
+    against the model on 10,000 random positions, with ``games`` games against each of the
+    rules' default opponents in the card; returns the card path.
+
+    A card never names a machine path: an absolute ``--runs-dir`` of the run is recorded as
+    ``runs`` and the source model as ``runs/<run>/model.zip``.
+    """
+    from greed_env.bots.cards import read_card, write_card
     from greed_env.bots.export import export_model
 
     result = export_model(model_path, out_dir, name=name, objective=objective, description=description,
-                          check_positions=10_000, seed=1, notes=notes)
+                          check_positions=10_000, seed=1, notes=notes, evaluate_games=games)
+    card = read_card(result.card_path)
+    card["export"]["source_model"] = f"runs/{model_path.parent.name}/{model_path.name}"
+    args = card.get("training", {}).get("args", {})
+    if isinstance(args, dict) and Path(str(args.get("runs_dir", "runs"))).is_absolute():
+        args["runs_dir"] = "runs"
+    write_card(result.card_path, card)
     print(f"exported {result.card_path} ({result.positions} positions checked, {result.mismatches} mismatches)")
     return Path(result.card_path)
