@@ -75,7 +75,7 @@ def trained_bots() -> list[BoardEntry]:
 def method_label(bot: str) -> str:
     """How a trained bot was made, as the leaderboard marks its row: ``PPO`` for a trained policy
     whose card names no teacher (pure reinforcement learning, the research baseline) and
-    ``PPO + solver teacher (TEACHER)`` for one trained with the exact solver as teacher (its
+    ``PPO + solver teacher: TEACHER`` for one trained with the exact solver as teacher (its
     training card's ``teacher``); "" for heuristics, solver bots and bots without a card.
     """
     from greed_env.bots.errors import BotLoadError
@@ -90,7 +90,7 @@ def method_label(bot: str) -> str:
     training = card.get("training") if isinstance(card.get("training"), dict) else {}
     teacher = training.get("teacher") if isinstance(training, dict) else None
     if isinstance(teacher, dict) and teacher.get("teacher"):
-        return f"PPO + solver teacher ({teacher['teacher']})"
+        return f"PPO + solver teacher: {teacher['teacher']}"
     return "PPO"
 
 
