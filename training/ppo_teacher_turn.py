@@ -139,6 +139,7 @@ def main(args: Args) -> Path:
     if not 0.0 <= args.teacher_until <= 1.0:
         raise ValueError(f"--teacher-until {args.teacher_until}: must be a fraction of the run in [0, 1]")
     rules = rules_from_args(args.rules, args.rules_set)
+    network = policy_kwargs(args, rules)  # refuses settings the rules cannot take, before any run folder
     session_start = time.perf_counter()
     run_dir, resumed = prepare_run(args, "turn")
     state = dataclasses.replace(resumed or RunState(), sessions=(resumed.sessions if resumed else 0) + 1)
@@ -173,7 +174,7 @@ def main(args: Args) -> Path:
             ent_coef=args.ent_coef,
             vf_coef=args.vf_coef,
             max_grad_norm=args.max_grad_norm,
-            policy_kwargs=policy_kwargs(args, rules),
+            policy_kwargs=network,
             seed=args.seed,
             device="cpu",
             teacher=teacher,
