@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +123,12 @@ def make_env(rules: Rules, reward_scale: float) -> gym.Env:
     return gym.make("greed_env/Solitaire-v0", rules=rules, objective="turn", reward_scale=reward_scale)
 
 
+def save_turn_arrays(rules: Rules, path: Path) -> None:
+    """Solve the turn's value arrays and save them (run in a child process: the dice-state
+    tables behind them, 17 GB under Trippn, are freed when it ends)."""
+    solve_turn_arrays(rules).save(path)
+
+
 def load_teacher(args: Args, rules: Rules) -> TeacherLabeller:
     """The solver's turn teacher: from the table, or from saved value arrays."""
     if args.teacher_arrays is None:
@@ -129,7 +136,11 @@ def load_teacher(args: Args, rules: Rules) -> TeacherLabeller:
     path = Path(args.teacher_arrays)
     if not path.is_file():
         print(f"solving the turn's value arrays into {path} (Trippn: about an hour of CPU, 17 GB)", flush=True)
-        solve_turn_arrays(rules).save(path)
+        child = multiprocessing.get_context("spawn").Process(target=save_turn_arrays, args=(rules, path))
+        child.start()
+        child.join()
+        if child.exitcode != 0 or not path.is_file():
+            raise RuntimeError(f"solving the turn's value arrays failed (exit status {child.exitcode})")
     return TeacherLabeller(rules, "turn", args.teacher_temperature, arrays=TurnValueArrays.load(path, rules))
 
 
