@@ -19,8 +19,13 @@ Usage::
     python benchmarks/bench_solver.py --objectives duel --repeat 3 --json new.json --baseline old.json
     python benchmarks/bench_solver.py --write-tables       # also save tables (package data
                                                            # when < 2 MB, else the user cache)
+    NUMBA_NUM_THREADS=1 python benchmarks/bench_solver.py --json one.json
+    python benchmarks/bench_solver.py --json all.json
+    python benchmarks/bench_solver.py --threads-table one.json all.json   # docs/solver-timings.md
 
-The markdown table printed at the end is what ``docs/results.md`` ("Solver") shows.
+The markdown table printed at the end is what ``docs/results.md`` ("Solver") shows;
+``--threads-table`` puts a one-thread and an all-thread run side by side
+(``docs/solver-timings.md``).
 """
 
 from __future__ import annotations
@@ -109,7 +114,13 @@ def _solve_job(args: tuple[str, str, bool, int, int, int, bool]) -> dict[str, An
         if path.exists():
             old = SolverTable.load(path, rules, objective)
             out["max_diff_shipped"] = max(
-                float(np.max(np.abs(np.asarray(table.arrays[k], float) - np.asarray(old.arrays[k], float))))
+                float(
+                    np.max(
+                        np.abs(
+                            np.asarray(table.arrays[k], float) - np.asarray(old.arrays[k], float)
+                        )
+                    )
+                )
                 for k in table.arrays
                 if k in old.arrays and old.arrays[k].shape == table.arrays[k].shape
             )
@@ -152,7 +163,11 @@ def simulate_headline(table: Any, n: int, seed: int) -> dict[str, float]:
         for i in range(n):
             before, turn = s.scores[0], s.turns[0]
             while s.turns[0] == turn:
-                s = apply_roll(rules, s, sample_roll(rules, s, rng)) if is_chance(s) else apply(rules, s, bot.act(rules, s, rng))
+                s = (
+                    apply_roll(rules, s, sample_roll(rules, s, rng))
+                    if is_chance(s)
+                    else apply(rules, s, bot.act(rules, s, rng))
+                )
             vals[i] = s.scores[0] - before
         batches = vals[: n - n % 50].reshape(50, -1).mean(axis=1)
         mean = float(vals.mean())
@@ -195,7 +210,9 @@ def work(meta: dict[str, Any]) -> str:
     return ""
 
 
-def markdown(rows: list[dict[str, Any]], baseline: dict[tuple[str, str], dict[str, Any]] | None = None) -> str:
+def markdown(
+    rows: list[dict[str, Any]], baseline: dict[tuple[str, str], dict[str, Any]] | None = None
+) -> str:
     base = baseline or {}
     head = "| preset | objective | headline | what | wall (s) | CPU (s) | load | work | peak RSS (MiB) | numpy peak (MiB) |"
     rule = "|---|---|---|---|---:|---:|---:|---|---:|---:|"
@@ -207,10 +224,15 @@ def markdown(rows: list[dict[str, Any]], baseline: dict[tuple[str, str], dict[st
     lines = [head, rule]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['preset']} | {r['objective']} | — | not solved: {r['error']} |" + " |" * (head.count("|") - 5))
+            lines.append(
+                f"| {r['preset']} | {r['objective']} | — | not solved: {r['error']} |"
+                + " |" * (head.count("|") - 5)
+            )
             continue
         sim = r.get("simulation")
-        sim_txt = f"{sim['mean']:.4f} ± {sim['se']:.4f} (n={sim['n']}, z={sim['z']:+.2f})" if sim else ""
+        sim_txt = (
+            f"{sim['mean']:.4f} ± {sim['se']:.4f} (n={sim['n']}, z={sim['z']:+.2f})" if sim else ""
+        )
         line = (
             f"| {r['preset']} | {r['objective']} | {r['headline']:.6f} | {r['label']} | "
             f"{r['seconds']:.1f} | {r.get('cpu_seconds', float('nan')):.1f} | "
@@ -228,8 +250,57 @@ def markdown(rows: list[dict[str, Any]], baseline: dict[tuple[str, str], dict[st
     return "\n".join(lines)
 
 
+def threads_markdown(one: list[dict[str, Any]], many: list[dict[str, Any]]) -> str:
+    """One row per preset and objective: the one-thread run's times and peak memory beside the
+    all-thread run's (rows of ``--json`` files; a pair missing from one side is left blank). The
+    wall speed-up is left out where either solve took under 5 s (start-up and noise)."""
+    by_many = {(r["preset"], r["objective"]): r for r in many if "error" not in r}
+    head = (
+        "| preset | objective | headline | work | 1 thread: wall (s) | CPU (s) | peak RSS (MiB) | load "
+        "| all threads: wall (s) | CPU (s) | peak RSS (MiB) | load | wall speed-up |"
+    )
+    lines = [head, "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    seen = set()
+    for r in [
+        *one,
+        *(
+            r
+            for r in many
+            if (r["preset"], r["objective"]) not in {(o["preset"], o["objective"]) for o in one}
+        ),
+    ]:
+        key = (r["preset"], r["objective"])
+        if key in seen or "error" in r:
+            continue
+        seen.add(key)
+        a = r if r in one else None
+        b = by_many.get(key)
+
+        def cells(x: dict[str, Any] | None) -> str:
+            if x is None:
+                return " | | | |"
+            load = (
+                f"{x.get('load_before', float('nan')):.1f}–{x.get('load_after', float('nan')):.1f}"
+            )
+            return f" {x['seconds']:.1f} | {x.get('cpu_seconds', float('nan')):.1f} | {x['peak_rss_mib']:.0f} | {load} |"
+
+        ref = a or b
+        assert ref is not None
+        timed = a and b and min(a["seconds"], b["seconds"]) >= 5.0
+        speed = f" {a['seconds'] / b['seconds']:.2f}x |" if timed else " |"
+        lines.append(
+            f"| {r['preset']} | {r['objective']} | {ref['headline']:.6f} | {work(ref.get('meta', {}))} |"
+            + cells(a)
+            + cells(b)
+            + speed
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--presets", nargs="*", default=list(PRESETS))
     p.add_argument("--objectives", nargs="*", default=list(OBJECTIVES))
     p.add_argument("--skip", nargs="*", default=[], help="preset:objective pairs to leave out")
@@ -238,18 +309,51 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--json", help="write the rows as JSON here")
     p.add_argument("--repeat", type=int, default=1, help="solves per pair; times are medians")
-    p.add_argument("--baseline", help="JSON rows of an earlier run: report its times and the speed-up")
-    p.add_argument("--compare-shipped", action="store_true", help="largest difference from the shipped table")
+    p.add_argument(
+        "--baseline", help="JSON rows of an earlier run: report its times and the speed-up"
+    )
+    p.add_argument(
+        "--compare-shipped", action="store_true", help="largest difference from the shipped table"
+    )
+    p.add_argument(
+        "--threads-table",
+        nargs=2,
+        metavar=("ONE", "ALL"),
+        help="print one table from the --json rows of a one-thread run and of an all-thread run, and exit",
+    )
     args = p.parse_args(argv)
+    if args.threads_table:
+        try:
+            one, many = (json.loads(Path(f).read_text()) for f in args.threads_table)
+        except (OSError, ValueError) as exc:
+            p.error(f"--threads-table: {exc}")
+        print(threads_markdown(one, many))
+        return 0
     baseline = None
     if args.baseline:
         try:
-            baseline = {(r["preset"], r["objective"]): r for r in json.loads(Path(args.baseline).read_text())}
+            baseline = {
+                (r["preset"], r["objective"]): r
+                for r in json.loads(Path(args.baseline).read_text())
+            }
         except (OSError, ValueError, KeyError, TypeError) as exc:
             p.error(f"--baseline {args.baseline}: not the JSON rows of an earlier run ({exc})")
-    pairs = [(name, obj) for name in args.presets for obj in args.objectives if f"{name}:{obj}" not in args.skip]
+    pairs = [
+        (name, obj)
+        for name in args.presets
+        for obj in args.objectives
+        if f"{name}:{obj}" not in args.skip
+    ]
     jobs = [
-        (name, obj, args.write_tables, args.simulate, args.seed + i, args.repeat, args.compare_shipped)
+        (
+            name,
+            obj,
+            args.write_tables,
+            args.simulate,
+            args.seed + i,
+            args.repeat,
+            args.compare_shipped,
+        )
         for i, (name, obj) in enumerate(pairs)
     ]
     ctx = mp.get_context("spawn")
@@ -261,8 +365,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(row), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
-    print(f"command: python benchmarks/bench_solver.py {' '.join(sys.argv[1:] if argv is None else argv)}")
-    print(f"cores: {os.cpu_count()}, NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}")
+    print(
+        f"command: python benchmarks/bench_solver.py {' '.join(sys.argv[1:] if argv is None else argv)}"
+    )
+    print(
+        f"cores: {os.cpu_count()}, NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}"
+    )
     print(markdown(rows, baseline))
     return 0
 

@@ -4,7 +4,9 @@ Measures, in one run and with the same random-legal-play policy (a uniform legal
 decision):
 
 * the native vector env (``SolitaireVectorEnv``, whole games: objective ``race``) at several
-  batch sizes, one thread (and with ``--threads`` numba's thread pool too);
+  batch sizes, one thread (and with ``--threads`` the engine's thread pool too, its repeats
+  interleaved with one thread's, with the all/one ratio of every repeat; ``--neighbour``
+  keeps a busy-loop process running beside them);
 * the same against the threshold bot in ``DuelVectorEnv``;
 * baselines: the single Gymnasium env in a Python loop, Stable-Baselines3 ``DummyVecEnv`` and
   ``SubprocVecEnv`` of single envs, and PettingZoo's ``connect_four_v3`` played at random;
@@ -17,6 +19,7 @@ the in-process loops per second of process CPU time are printed as well, since o
 machine wall time also counts other people's work (the load average is printed).
 
     python benchmarks/bench_vector.py --rules ten_thousand --repeats 3
+    python benchmarks/bench_vector.py --rules ten_thousand --batches 4096 --threads --native-only --repeats 5
     python benchmarks/bench_vector.py --rules progressive --repeats 3 --decisions 200000 \
         --baseline-decisions 2000 --batches 1,16,256,4096 --ppo-steps 0
 
@@ -30,6 +33,8 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -68,9 +73,9 @@ def _pick(masks: np.ndarray, u: np.ndarray) -> np.ndarray:
 # the native engine
 
 
-def bench_native(
-    rules: str, batch: int, decisions: int, repeats: int, parallel: bool, duel: bool
-) -> tuple[float, float]:
+def _native_loop(
+    rules: str, batch: int, decisions: int, parallel: bool | int, duel: bool
+) -> Callable[[], int]:
     from greed_env.vector import DuelVectorEnv, SolitaireVectorEnv
 
     if duel:
@@ -88,7 +93,43 @@ def bench_native(
             env.step(env.sample_legal_actions(rng))
         return steps * batch
 
+    return loop
+
+
+def bench_native(
+    rules: str, batch: int, decisions: int, repeats: int, parallel: bool | int, duel: bool
+) -> tuple[float, float]:
+    loop = _native_loop(rules, batch, decisions, parallel, duel)
     return _median_rate(lambda: _timed(loop), repeats)
+
+
+def bench_threads(
+    rules: str, batch: int, decisions: int, repeats: int, threads: int
+) -> tuple[tuple[float, float], tuple[float, float], list[float]]:
+    """One thread and ``threads`` threads on the same batch size, the repeats interleaved
+    (one, all, one, all, ...) so that both see the same machine; returns both medians and the
+    all-thread / one-thread ratio of every repeat."""
+    loops = {t: _native_loop(rules, batch, decisions, t, False) for t in (1, threads)}
+    runs: dict[int, list[tuple[int, float, float]]] = {1: [], threads: []}
+    for _ in range(repeats):
+        for t, loop in loops.items():
+            runs[t].append(_timed(loop))
+    ratios = [
+        (n_all / w_all) / (n_one / w_one)
+        for (n_one, w_one, _), (n_all, w_all, _) in zip(runs[1], runs[threads], strict=True)
+    ]
+
+    def median(rs: list[tuple[int, float, float]]) -> tuple[float, float]:
+        return statistics.median(n / w for n, w, _ in rs), statistics.median(
+            n / c for n, _, c in rs if c > 0
+        )
+
+    return median(runs[1]), median(runs[threads]), ratios
+
+
+def _busy_neighbour() -> subprocess.Popen[bytes]:
+    """Another process that keeps one core busy (a Python busy loop) until killed."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
 # ------------------------------------------------------------------------------------------
@@ -226,7 +267,19 @@ def main() -> None:
     ap.add_argument("--decisions", type=int, default=300_000, help="native decisions per repeat")
     ap.add_argument("--baseline-decisions", type=int, default=20_000)
     ap.add_argument("--batches", default=",".join(map(str, BATCHES)))
-    ap.add_argument("--threads", action="store_true", help="also time numba's thread pool")
+    ap.add_argument(
+        "--threads",
+        action="store_true",
+        help="also time the engine's thread pool (all threads against one, interleaved repeats)",
+    )
+    ap.add_argument(
+        "--neighbour",
+        action="store_true",
+        help="run a busy-loop process beside the native runs (a core shared with other work)",
+    )
+    ap.add_argument(
+        "--native-only", action="store_true", help="skip the baselines and the PPO runs"
+    )
     ap.add_argument("--subproc-envs", type=int, default=4)
     ap.add_argument("--ppo-steps", type=int, default=3 * 4096, help="0 skips the PPO runs")
     ap.add_argument("--ppo-envs", type=int, default=64, help="native envs in the PPO run")
@@ -235,15 +288,20 @@ def main() -> None:
     load0 = os.getloadavg()[0]
     results: dict[str, Any] = {"rules": args.rules, "repeats": args.repeats, "cpus": os.cpu_count()}
 
-    import numba
+    from greed_env.vector.pool import default_threads
 
-    results["numba_threads"] = numba.get_num_threads()
+    threads = default_threads()
+    results["threads"] = threads
     r = args.repeats
     bd = args.baseline_decisions
-    single = bench_single(args.rules, bd, r)
-    dummy = bench_sb3("dummy", args.rules, 8, bd, r)
-    subproc = bench_sb3("subproc", args.rules, args.subproc_envs, bd, r)
-    c4 = bench_connect_four(bd, r)
+    nan = (float("nan"), float("nan"))
+    if args.native_only:
+        single = dummy = subproc = c4 = nan
+    else:
+        single = bench_single(args.rules, bd, r)
+        dummy = bench_sb3("dummy", args.rules, 8, bd, r)
+        subproc = bench_sb3("subproc", args.rules, args.subproc_envs, bd, r)
+        c4 = bench_connect_four(bd, r)
     results["baselines"] = {
         "single_env_loop": single,
         "sb3_dummy_8": dummy,
@@ -252,15 +310,29 @@ def main() -> None:
     }
     bench_native(args.rules, 8, 80, 1, False, False)
     native: dict[str, tuple[float, float]] = {}
-    for b in map(int, args.batches.split(",")):
-        native[f"solitaire_race_{b}"] = bench_native(args.rules, b, args.decisions, r, False, False)
-        if args.threads and b >= 1024:
-            native[f"solitaire_race_{b}_threads"] = bench_native(
-                args.rules, b, args.decisions, r, True, False
-            )
-    native["duel_threshold_4096"] = bench_native(args.rules, 4096, args.decisions, r, False, True)
+    ratios: dict[int, list[float]] = {}
+    neighbour = _busy_neighbour() if args.neighbour else None
+    try:
+        for b in map(int, args.batches.split(",")):
+            if args.threads and b >= 1024:
+                one, many, ratios[b] = bench_threads(args.rules, b, args.decisions, r, threads)
+                native[f"solitaire_race_{b}"] = one
+                native[f"solitaire_race_{b}_{threads}_threads"] = many
+            else:
+                native[f"solitaire_race_{b}"] = bench_native(
+                    args.rules, b, args.decisions, r, False, False
+                )
+        native["duel_threshold_4096"] = bench_native(
+            args.rules, 4096, args.decisions, r, False, True
+        )
+    finally:
+        if neighbour is not None:
+            neighbour.kill()
+            neighbour.wait()
     results["native"] = native
-    if args.ppo_steps:
+    results["thread_ratios"] = {str(b): v for b, v in ratios.items()}
+    results["neighbour"] = args.neighbour
+    if args.ppo_steps and not args.native_only:
         results["ppo"] = {
             f"native_{args.ppo_envs}": bench_ppo(
                 "native", args.rules, args.ppo_envs, args.ppo_steps, r
@@ -272,8 +344,9 @@ def main() -> None:
     results["loadavg"] = [load0, os.getloadavg()[0]]
 
     print(
-        f"rules {args.rules}; medians of {r}; {os.cpu_count()} cpus, numba threads "
-        f"{results['numba_threads']}; load average {load0:.1f} -> {os.getloadavg()[0]:.1f}"
+        f"rules {args.rules}; medians of {r}; {os.cpu_count()} cpus, {threads} threads; "
+        f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f}"
+        + ("; a busy-loop process beside the native runs" if args.neighbour else "")
     )
     print(
         f"{'run':<34}{'decisions/s':>14}{'per CPU-s':>14}{'vs single':>11}{'vs subproc':>12}{'vs c4':>9}"
@@ -290,6 +363,12 @@ def main() -> None:
         row(name, rate)
     for name, rate in native.items():
         row("native_" + name, rate)
+    for b, rs in ratios.items():
+        print(
+            f"batch {b}: {threads} threads / one thread, per repeat: "
+            + ", ".join(f"{x:.2f}" for x in rs)
+            + f" (lowest {min(rs):.2f})"
+        )
     if "ppo" in results:
         (n_name, n_rate), (s_name, s_rate) = results["ppo"].items()
         print(

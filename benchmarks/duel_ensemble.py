@@ -3,13 +3,13 @@
 Each model, and the policy whose logits are the mean of theirs (deterministic arg-max over the
 legal moves, as every policy bot here), plays ``--games`` games of evaluation seed ``--seed``
 against ``optimal-duel`` with the solver's regret of every decision measured, and the estimate
-``0.5 - mean regret per game`` is printed (``greed eval --regret-episodes``; see
-``bench_ppo_duel.py --regret-games``). All use the same games, so differences between the rows
+``0.5 - mean regret per game`` is printed (``greed eval --regret-episodes``, and the final
+evaluation of ``training/ppo_duel.py``). All use the same games, so differences between the rows
 are tighter than each row's interval.
 
 Usage::
 
-    python benchmarks/duel_ensemble.py runs/bench_ppo_duel/ten_thousand__duel__lamx5__{1,2,3}/model.zip
+    python benchmarks/duel_ensemble.py runs/ten_thousand__duel__elamx5__{1,2,3}/model.zip
 
 An ensemble costs the training CPU of all its members; ``docs/results.md`` reports what
 averaging three seeds' models gains at each stage of the duel recipe.

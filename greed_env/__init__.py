@@ -9,6 +9,6 @@
 from greed_env import envs
 from greed_env.rules import Rules, RulesError, preset, preset_names
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["Rules", "RulesError", "__version__", "envs", "preset", "preset_names"]

@@ -22,13 +22,14 @@ from greed_env.commands import (
     benchmark_cmd,
     bots_cmd,
     demo_cmd,
+    eval_cmd,
     play_cmd,
     rules_cmd,
     solve_cmd,
     train_cmd,
 )
 
-COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, bots_cmd, demo_cmd, benchmark_cmd)
+COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, eval_cmd, bots_cmd, demo_cmd, benchmark_cmd)
 """Each command module adds its sub-commands with ``register(subparsers)``."""
 
 
@@ -39,16 +40,10 @@ EXAMPLES: dict[str, str] = {
     "replay": "greed replay game.json --save-gif game.gif",
     "solve": "greed solve --rules ten_thousand --objective turn",
     "advise": "greed advise --rules ten_thousand --objective turn --turn-total 350 --roll 1,5,5,2,3,4",
-    "train": "greed train solo --rules ten_thousand --total-timesteps 200000",
-    "train solo": "greed train solo --rules ten_thousand --total-timesteps 200000",
-    "train duel": "greed train duel --rules ten_thousand --opponent threshold",
-    "train selfplay": "greed train selfplay --rules ten_thousand --num-players 3",
+    "train": "greed train ppo_turn --rules farkle --total-timesteps 200000",
     "train soup": "greed train soup runs/a runs/b --out runs/soup",
-    "train rllib": "greed train rllib --rules ten_thousand --iterations 200",
-    "train recipe": "greed train recipe turn --seeds 1 2 3 --jobs 3",
-    "train recipe turn": "greed train recipe turn --rules ten_thousand --seeds 1 2 3 --jobs 3",
-    "train recipe duel": "greed train recipe duel --seeds 1 2 3 --jobs 3 -- --ent-coef 0.001",
-    "eval": "greed eval threshold:300 --rules ten_thousand --episodes 5000",
+    **train_cmd.script_examples(),  # "train NAME": each training script's own example
+    "eval": "greed eval optimal-turn --rules farkle --set min_bank=350 --episodes 5000",
     "bots": "greed bots --rules ten_thousand",
     "export": "greed export runs/solo/model.zip --name my-bot --out bots/",
     "tournament": "greed tournament --rules ten_thousand --bots random,threshold-300,optimal-turn --games 2000",
@@ -159,19 +154,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from greed_env.solver.interrupts import EXIT_STATUS, acknowledge, handling, report
     from greed_env.solver.progress import reporting
 
+    # Ctrl-C: one line and status 130, even inside a compiled solve (the watcher of
+    # greed_env.solver.interrupts ends a process whose main thread cannot take it)
     try:
-        with reporting(sys.stderr):  # a table solved on demand draws its progress there
+        with handling("interrupted", sys.stderr), reporting(sys.stderr):
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        acknowledge()
+        report("interrupted", sys.stderr)
+        return EXIT_STATUS
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
 
 
+def run(argv: Sequence[str] | None = None) -> NoReturn:
+    """The ``greed`` executable: :func:`main`, then exit with its status.
+
+    After Ctrl-C (status 130) the process ends at once, once the command has cleaned up and
+    its line is written: interpreter shutdown would tear down whatever the interrupt cut short
+    (an ONNX export inside torch's tracer ended in a segmentation fault there).
+    """
+    code = main(argv)
+    if code == 130:
+        from greed_env.solver.interrupts import exit_now
+
+        exit_now(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

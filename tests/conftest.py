@@ -7,12 +7,26 @@ vector, bots, evaluation, train, cli, docs).
 * ``random_game``: one seeded game where every seat plays uniformly random legal moves (or the
   bots given): its decision positions and the position it ended in (the random-game loop
   several test files need).
+
+Isolation (the suite runs on pytest-xdist workers, ``-n auto`` in pyproject.toml; ``-n 0`` runs
+it in one process):
+
+* tables solved on demand (:func:`greed_env.solver.load_table`) go to a fresh folder of each
+  test process (``GREED_ENV_CACHE``), never to the user's cache, so no test depends on what an
+  earlier run or another worker left there; subprocesses the tests start inherit it;
+* each xdist worker compiles numba kernels into a cache folder of its own
+  (``NUMBA_CACHE_DIR``, kept between runs under the temporary directory): two processes
+  writing one function's cache index at once can pair an index entry with the other's code.
 """
 
 from __future__ import annotations
 
+import getpass
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +47,48 @@ from greed_env.rules import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+MAX_WORKERS = 4
+"""Most xdist workers ``-n auto`` starts (each holds up to ~2 GB of tables and models)."""
+
+_SAVED_ENV: dict[str, str | None] = {}
+_TABLE_CACHE: list[Path] = []
+
+
+def _set_env(name: str, value: str) -> None:
+    _SAVED_ENV.setdefault(name, os.environ.get(name))
+    os.environ[name] = value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    table_cache = Path(tempfile.mkdtemp(prefix="greed_env_tables_"))
+    _TABLE_CACHE.append(table_cache)
+    _set_env("GREED_ENV_CACHE", str(table_cache))
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        numba_cache = Path(tempfile.gettempdir()) / f"greed_env-numba-{getpass.getuser()}" / worker
+        numba_cache.mkdir(parents=True, exist_ok=True)
+        _set_env("NUMBA_CACHE_DIR", str(numba_cache))
+        if "numba" in sys.modules:  # read at import: set the live value too
+            sys.modules["numba"].config.CACHE_DIR = str(numba_cache)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for name, value in _SAVED_ENV.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _SAVED_ENV.clear()
+    while _TABLE_CACHE:
+        shutil.rmtree(_TABLE_CACHE.pop(), ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker per CPU this process may use, at most :data:`MAX_WORKERS`."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cpus = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    return max(1, min(cpus, MAX_WORKERS))
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing as mp
 import platform
 import sys
 import time
@@ -26,10 +25,11 @@ from greed_env import __version__
 from greed_env.benchmark.tasks import Task
 from greed_env.bots import load
 from greed_env.bots.cards import CARD_FORMAT
-from greed_env.bots.loader import spec_card, spec_rules
+from greed_env.bots.loader import check_seats, spec_card, spec_rules
 from greed_env.bots.play import play_game
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament
+from greed_env.bots.workers import spawn_pool
 from greed_env.evaluation import evaluate, mean_ci
 from greed_env.files import atomic_write_text
 from greed_env.rules import Rules, preset
@@ -198,6 +198,7 @@ def _field_chunk(args: tuple[int, int, int]) -> tuple[int, np.ndarray]:
 
 
 def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+    check_seats(load_field_bot(bot, rules), task.seats, bot)  # a two-player bot: refused before the games
     chunks = [(a, min(a + _CHUNK, task.games), task.seed) for a in range(0, task.games, _CHUNK)]
     init = (rules.to_dict(), bot, list(task.field))
     parts: dict[int, np.ndarray] = {}
@@ -211,7 +212,7 @@ def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progr
             if progress:
                 progress(done, task.games)
     else:
-        with mp.get_context("spawn").Pool(min(workers, len(chunks)), _init_field, init) as pool:
+        with spawn_pool(min(workers, len(chunks)), _init_field, init) as pool:
             for start, shares in pool.imap_unordered(_field_chunk, chunks):
                 parts[start] = shares
                 done += shares.size

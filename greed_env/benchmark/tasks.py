@@ -105,7 +105,10 @@ class Task:
 
 # Presets whose turn and duel tables ship with the package (a task never solves for hours).
 _TURN_PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive")
-_DUEL_PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "progressive")
+_DUEL_PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive")
+_PYTHON_DUELS = ("zilch", "progressive")
+"""Duels whose optimal-duel opponent plays in Python (the vector engine's optimal opponent
+models neither a bust penalty nor carry-over): 2,000 games, not 20,000."""
 _FIELD_PRESETS = ("ten_thousand", "farkle")
 _SEED = 2026
 
@@ -119,7 +122,7 @@ def _build() -> dict[str, Task]:
             f"{r}: single-turn play, scored exactly against the solver's optimum",
         ))
     for r in _DUEL_PRESETS:
-        games = 2_000 if r == "progressive" else 20_000
+        games = 2_000 if r in _PYTHON_DUELS else 20_000
         tasks.append(Task(
             f"{r}/duel", 1, "duel", r, 2, ("optimal-duel",), _SEED, games,
             "win rate against optimal-duel, seats alternating",

@@ -25,13 +25,15 @@ from greed_env.bots.errors import (
     BotLoadError,
     CatalogMismatchError,
     CorruptBotError,
+    MissingDependencyError,
     ObsSpecMismatchError,
     RulesMismatchError,
+    SeatCountError,
     UnknownBotError,
 )
 from greed_env.bots.export import export_model
 from greed_env.bots.hints import hint_lines
-from greed_env.bots.loader import load
+from greed_env.bots.loader import check_seats, load
 from greed_env.bots.numpy_backend import PolicyBot
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.bots.registry import BotInfo, list_bots
@@ -46,6 +48,7 @@ __all__ = [
     "BotSpec",
     "CatalogMismatchError",
     "CorruptBotError",
+    "MissingDependencyError",
     "ObsSpecMismatchError",
     "ObservationBot",
     "OnnxBot",
@@ -53,8 +56,10 @@ __all__ = [
     "PolicyBot",
     "RandomBot",
     "RulesMismatchError",
+    "SeatCountError",
     "ThresholdBot",
     "UnknownBotError",
+    "check_seats",
     "export_model",
     "hint_lines",
     "list_bots",

@@ -7,7 +7,9 @@ A bot chooses a legal move for the player to act in a position::
 ``rng`` is a ``numpy.random.Generator`` owned by the caller; a bot draws every random choice
 from it, so a bot is deterministic given its generator. Bots that work from observations
 (trained policies) implement :class:`ObservationBot` as well; the environments and the CLI
-only need :meth:`Bot.act`.
+only need :meth:`Bot.act`. A bot made for games of a few seats only declares it with a
+``max_players`` attribute (the solver's duel bots: 2; see :func:`seat_limit`), and every game
+that seats it checks it first (:func:`greed_env.bots.loader.check_seats`).
 
 >>> import numpy as np
 >>> from greed_env.rules import preset, new_game, apply_roll
@@ -40,7 +42,7 @@ from greed_env.rules.game import (
     legal_moves,
 )
 
-__all__ = ["Bot", "KeepStyle", "ObservationBot", "RandomBot", "ThresholdBot"]
+__all__ = ["Bot", "KeepStyle", "ObservationBot", "RandomBot", "ThresholdBot", "seat_limit"]
 
 
 @runtime_checkable
@@ -50,6 +52,17 @@ class Bot(Protocol):
     name: str
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move: ...
+
+
+def seat_limit(bot: object) -> int | None:
+    """The most seats ``bot`` plays: the ``max_players`` it declares (an optional part of the
+    protocol, for bots made for two-player games), or None for any number.
+
+    >>> seat_limit(RandomBot()) is None
+    True
+    """
+    limit = getattr(bot, "max_players", None)
+    return None if limit is None else int(limit)
 
 
 @runtime_checkable

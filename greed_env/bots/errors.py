@@ -7,7 +7,11 @@ Every way a bot can fail to load or to play the rules asked of it raises a :clas
 * :class:`CorruptBotError`: an unreadable file: bad JSON, missing fields, checksum or parse failure;
 * :class:`RulesMismatchError`: a bot made for other rules (another rules fingerprint);
 * :class:`ObsSpecMismatchError`, :class:`CatalogMismatchError`: a bot trained on another
-  observation spec or action catalog than this greed_env builds.
+  observation spec or action catalog than this greed_env builds;
+* :class:`SeatCountError`: a bot made for fewer seats than the game has (the solver's duel
+  bots play two-player games only);
+* :class:`MissingDependencyError` (also an ``ImportError``): a bot whose runtime is not
+  installed (onnxruntime for exported bots).
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ __all__ = [
     "BotLoadError",
     "CatalogMismatchError",
     "CorruptBotError",
+    "MissingDependencyError",
     "ObsSpecMismatchError",
     "RulesMismatchError",
+    "SeatCountError",
     "UnknownBotError",
 ]
 
@@ -47,3 +53,12 @@ class ObsSpecMismatchError(BotLoadError):
 
 class CatalogMismatchError(BotLoadError):
     """A bot trained on another action-catalog version or size than this greed_env builds."""
+
+
+class SeatCountError(BotLoadError):
+    """A bot asked to play a game with more seats than it is made for."""
+
+
+class MissingDependencyError(BotLoadError, ImportError):
+    """A bot whose runtime package is not installed; the message names the package and the
+    ``pip install`` line."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -267,6 +267,7 @@ def export_model(
     evaluate_opponents: Sequence[str] | None = None,
     workers: int = 1,
     notes: str | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> ExportResult:
     """Export ``model_path`` to ``out_dir/NAME.onnx`` and ``out_dir/NAME.json``.
 
@@ -286,6 +287,8 @@ def export_model(
         evaluate_opponents: opponent bot specs (default :func:`default_opponents`).
         workers: processes for the evaluation games.
         notes: free text stored in the card (for example what the training run was).
+        log: called with one line when the model has been read and checked and the export
+            starts (``greed export`` prints it on stderr).
 
     Raises:
         BotLoadError: the model does not fit this greed_env or ``rules``;
@@ -300,6 +303,8 @@ def export_model(
     if "/" in name or not name:
         raise ValueError(f"bot name {name!r} must be a non-empty name without '/'")
     bot_id = f"{bot_rules.name}/{name}"
+    if log is not None:
+        log(f"{mp} read and checked: exporting {bot_id} to {out_dir}, checking {check_positions:,} positions ...")
     data = onnx_logits_bytes(_logits_module(model.policy), onnx_metadata(bot_id, bot_rules))
     card = build_card(
         name=name,

@@ -47,7 +47,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from greed_env.bots.base import Bot, RandomBot, ThresholdBot
+from greed_env.bots.base import Bot, RandomBot, ThresholdBot, seat_limit
 from greed_env.bots.cards import (
     CARD_FORMAT,
     card_rules,
@@ -56,7 +56,13 @@ from greed_env.bots.cards import (
     read_training_card,
     rules_mismatch_message,
 )
-from greed_env.bots.errors import BotLoadError, CorruptBotError, RulesMismatchError, UnknownBotError
+from greed_env.bots.errors import (
+    BotLoadError,
+    CorruptBotError,
+    RulesMismatchError,
+    SeatCountError,
+    UnknownBotError,
+)
 from greed_env.bots.leader import LeaderDuelBot
 from greed_env.bots.numpy_backend import PolicyBot, load_policy
 from greed_env.bots.onnx_backend import OnnxBot
@@ -65,7 +71,7 @@ from greed_env.bots.registry import find_card, ladder_bot, list_bots
 from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.rules import Rules, preset, preset_names
 
-__all__ = ["as_bot", "load", "spec_card", "spec_rules"]
+__all__ = ["as_bot", "check_seats", "load", "spec_card", "spec_rules"]
 
 
 def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot:
@@ -79,11 +85,18 @@ def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot
         options: passed to :class:`OnnxBot` for exported bots (``temperature``, ``threads``).
 
     Raises:
+        TypeError: ``spec`` is neither a string nor a :class:`BotSpec` (None, a number).
         UnknownBotError: no such bot or a bad argument (lists what is known).
         RulesMismatchError: the bot was made for other rules than ``rules``.
+        MissingDependencyError: an exported bot without onnxruntime installed.
         BotLoadError: a file that is corrupt or made for another observation spec or action
             catalog (:mod:`greed_env.bots.errors`).
     """
+    if not isinstance(spec, str | BotSpec):
+        raise TypeError(
+            f"a bot spec is a string such as 'random', 'threshold-300' or 'ten_thousand/ppo-turn' "
+            f"(or a BotSpec), got {spec!r}"
+        )
     parsed = spec if isinstance(spec, BotSpec) else parse_spec(spec)
     if parsed.preset and parsed.preset not in preset_names():
         raise UnknownBotError(
@@ -131,6 +144,21 @@ def as_bot(bot: Bot | str | BotSpec | None, rules: Rules, default: str = "thresh
     if not isinstance(bot, Bot):
         raise ValueError(f"a bot must be a Bot (with act(rules, state, rng) and a name) or a spec string, got {bot!r}")
     return bot
+
+
+def check_seats(bot: Bot, num_players: int, label: str | None = None) -> None:
+    """Refuse to seat ``bot`` in a game of ``num_players`` when it declares fewer
+    (:func:`~greed_env.bots.base.seat_limit`: the solver's duel bots play two-player games).
+
+    Raises:
+        SeatCountError: naming the bot (``label``, default its name), its limit and the count.
+    """
+    limit = seat_limit(bot)
+    if limit is not None and num_players > limit:
+        name = label or getattr(bot, "name", type(bot).__name__)
+        plays = "two-player games only" if limit == 2 else f"games of at most {limit} players"
+        hint = "; leader-duel plays the duel policy against the leader in bigger games" if limit == 2 else ""
+        raise SeatCountError(f"bot {name!r} plays {plays}, not a game of {num_players} players{hint}")
 
 
 def _bot_rules(parsed: BotSpec, rules: Rules | None) -> Rules:

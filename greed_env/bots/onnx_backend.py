@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.cards import check_compatible, load_card, rules_mismatch_message
-from greed_env.bots.errors import CorruptBotError, RulesMismatchError
+from greed_env.bots.errors import CorruptBotError, MissingDependencyError, RulesMismatchError
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.observation import OBS_DIM, encode_observation
 from greed_env.rules.config import Rules
@@ -72,7 +72,8 @@ class OnnxBot:
         Raises:
             BotLoadError: as :func:`check_compatible`; :class:`CorruptBotError` when onnxruntime
                 cannot parse the graph or its input/output shapes differ from the card.
-            ImportError: onnxruntime is not installed (``pip install greed-env[onnx]``).
+            MissingDependencyError: (a BotLoadError and an ImportError) onnxruntime is not
+                installed (``pip install greed-env[onnx]``; the ``train`` extra includes it).
         """
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -175,8 +176,9 @@ def _session(model: bytes, threads: int, where: str) -> tuple[Any, str, str]:
     try:
         import onnxruntime as ort
     except ImportError as exc:
-        raise ImportError(
-            f"{where}: running ONNX bots needs onnxruntime (pip install 'greed-env[onnx]')"
+        raise MissingDependencyError(
+            f"{where}: running ONNX bots needs onnxruntime (pip install 'greed-env[onnx]', "
+            "or the train extra, which includes it)"
         ) from exc
     options = ort.SessionOptions()
     options.intra_op_num_threads = max(1, int(threads))

@@ -52,6 +52,7 @@ def unavailable_reason(rules: Rules, objective: str) -> str:
         return f"the solver has no objective {objective!r} (it has {', '.join(objectives())})"
     try:
         check_supported(rules)
+        check_supported(rules, objective)
     except ValueError as exc:
         return str(exc)
     if objective == "duel" and not rules.min_players <= 2 <= rules.max_players:
@@ -92,6 +93,7 @@ class SolverBot:
         rules: the rules it was solved for.
         objective: its objective.
         name: the spec it was loaded by.
+        max_players: 2 for the duel (its table holds two-player games), None otherwise.
     """
 
     def __init__(self, rules: Rules, objective: str, name: str) -> None:
@@ -102,6 +104,7 @@ class SolverBot:
         self.rules = rules
         self.objective = objective
         self.name = name
+        self.max_players = 2 if objective == "duel" else None  # the duel table: two seats
         self.description = OPTIMAL_DESCRIPTIONS.get(objective, f"exact solver: objective {objective}")
 
     def check_rules(self, rules: Rules) -> None:

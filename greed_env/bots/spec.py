@@ -14,7 +14,7 @@ opponents, evaluation and tournaments)::
     file      := path ending in .json (bot card), .onnx (beside its card), .zip (SB3 model),
                  .npz (policy snapshot)
 
-Names are read case-insensitively and surrounding spaces are ignored. ``optimal`` alone is
+Names and rules presets are read case-insensitively and surrounding spaces are ignored. ``optimal`` alone is
 ``optimal-duel``. A ``preset/`` prefix places a heuristic in listings (heuristics play any
 rules) but binds an optimal or exported bot to that preset's rules. A ``py:`` spec names Python
 code: ``py:my_package.bots:CautiousBot`` or ``py:./my_bot.py:CautiousBot`` (see
@@ -81,9 +81,12 @@ def parse_spec(spec: str) -> BotSpec:
     """Read ``spec`` (see the module docstring); files are not opened, presets not checked.
 
     Raises:
+        TypeError: ``spec`` is not a string.
         UnknownBotError: an empty spec or a bad argument (a bank-at value that is not a whole
             number, an unknown keep style, an empty objective).
     """
+    if not isinstance(spec, str):
+        raise TypeError(f"a bot spec is a string such as 'random' or 'ten_thousand/ppo-turn', got {spec!r}")
     text = spec.strip()
     if text[:4].lower() == "bot:":
         text = text[4:].strip()
@@ -104,7 +107,7 @@ def parse_spec(spec: str) -> BotSpec:
     preset, sep, name = text.partition("/")
     if not sep:
         preset, name = "", text
-    preset, name = preset.strip(), name.strip()
+    preset, name = preset.strip().lower(), name.strip()
     key = name.lower()
     if key == "random":
         return BotSpec("random", _shown(preset, key), preset, key)

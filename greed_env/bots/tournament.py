@@ -24,7 +24,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import multiprocessing as mp
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from greed_env.bots.loader import load
 from greed_env.bots.optimal import optimal_available
 from greed_env.bots.play import play_game
 from greed_env.bots.spec import parse_spec
+from greed_env.bots.workers import spawn_pool
 from greed_env.files import atomic_write_text
 from greed_env.rules import Rules
 
@@ -400,8 +400,7 @@ def _execute(
                 if bar is not None:
                     bar.update(t.stop - t.start)
         else:
-            ctx = mp.get_context("spawn")
-            with ctx.Pool(min(workers, len(tasks)), initializer=_init_worker, initargs=init_args) as pool:
+            with spawn_pool(min(workers, len(tasks)), _init_worker, init_args) as pool:
                 sizes = {(t.pair, t.start): t.stop - t.start for t in tasks}
                 for r in pool.imap_unordered(_run_task, tasks):
                     results.append(r)

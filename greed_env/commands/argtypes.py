@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from greed_env.files import check_target, folder_problem, name_problem
 from greed_env.rules.config import parse_sets
 
 __all__ = [
@@ -84,45 +85,66 @@ def positive_float(text: str) -> float:
 def check_output_file(path: str | os.PathLike[str], flag: str, suffixes: tuple[str, ...] = ()) -> Path:
     """Refuse, before any work, an output file that cannot be written.
 
-    The folder must exist and be a folder; ``path`` itself must not be a folder; with
-    ``suffixes``, its name must end with one of them.
+    The name must fit the file system; ``path`` must not be a folder nor an existing file that
+    is not a regular one (a device such as ``/dev/full``, a pipe: the atomic rename would
+    replace it); with ``suffixes``, its name must end with one of them; its folder must exist,
+    be a folder and take a new file (tried, see :func:`greed_env.files.folder_problem`).
 
     Raises:
         OutputPathError: naming ``flag`` and the problem.
     """
+    given = os.fspath(path)
+    why = name_problem(given)
+    if why:
+        raise OutputPathError(f"{flag} {_short(given)}: {why}")
     p = Path(path)
-    if str(path).endswith(("/", os.sep)) or p.is_dir():
-        raise OutputPathError(f"{flag} {os.fspath(path)!r} is a folder; give a file name")
+    if given.endswith(("/", os.sep)) or p.is_dir():
+        raise OutputPathError(f"{flag} {given!r} is a folder; give a file name")
     if suffixes and p.suffix.lower() not in suffixes:
-        raise OutputPathError(f"{flag} {os.fspath(path)!r}: the file name must end with {' or '.join(suffixes)}")
-    _check_parent(p, flag, path)
-    return p
-
-
-def check_output_dir(path: str | os.PathLike[str], flag: str) -> Path:
-    """Refuse, before any work, an output folder that cannot be made: an existing file in its
-    place or on its way. A missing folder is fine (it is created when written)."""
-    p = Path(path)
-    for part in (p, *p.parents):
-        if part.exists():
-            if not part.is_dir():
-                raise OutputPathError(f"{flag} {os.fspath(path)!r}: {os.fspath(part)!r} is a file, not a folder")
-            if not os.access(part, os.W_OK | os.X_OK) and part == p:
-                raise OutputPathError(f"{flag} {os.fspath(path)!r}: the folder is not writable")
-            break
-    return p
-
-
-def _check_parent(p: Path, flag: str, given: str | os.PathLike[str]) -> None:
+        raise OutputPathError(f"{flag} {given!r}: the file name must end with {' or '.join(suffixes)}")
+    try:
+        check_target(p)
+    except OSError as exc:
+        raise OutputPathError(f"{flag} {given!r}: {exc.strerror or exc}") from None
     parent = p.absolute().parent
     for part in (parent, *parent.parents):
         if part.exists():
             if not part.is_dir():
-                raise OutputPathError(f"{flag} {os.fspath(given)!r}: {os.fspath(part)!r} is a file, not a folder")
+                raise OutputPathError(f"{flag} {given!r}: {os.fspath(part)!r} is a file, not a folder")
             break
     if not parent.is_dir():
-        raise OutputPathError(f"{flag} {os.fspath(given)!r}: the folder {os.fspath(parent)!r} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputPathError(f"{flag} {os.fspath(given)!r}: the folder {os.fspath(parent)!r} is not writable")
+        raise OutputPathError(f"{flag} {given!r}: the folder {os.fspath(parent)!r} does not exist")
+    why = folder_problem(parent)
+    if why:
+        raise OutputPathError(f"{flag} {given!r}: {why}")
+    return p
 
 
+def check_output_dir(path: str | os.PathLike[str], flag: str) -> Path:
+    """Refuse, before any work, an output folder that cannot be made or written: a name too
+    long, an existing file in its place or on its way, a folder (or the nearest existing parent
+    it would be made in) that does not take a new file. A missing folder is fine (it is created
+    when written).
+
+    Raises:
+        OutputPathError: naming ``flag`` and the problem.
+    """
+    given = os.fspath(path)
+    why = name_problem(given)
+    if why:
+        raise OutputPathError(f"{flag} {_short(given)}: {why}")
+    p = Path(path)
+    for part in (p, *p.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise OutputPathError(f"{flag} {given!r}: {os.fspath(part)!r} is a file, not a folder")
+            break
+    why = folder_problem(p)
+    if why:
+        raise OutputPathError(f"{flag} {given!r}: {why}")
+    return p
+
+
+def _short(text: str, keep: int = 60) -> str:
+    """``text`` quoted, its middle left out when long (a 300-character name in a one-line error)."""
+    return repr(text) if len(text) <= keep else repr(f"{text[: keep // 2]}...{text[-keep // 2 :]}")

@@ -2,8 +2,9 @@
 
 * ``greed benchmark --list``: every task with its version, rules, seats, field, games, metric.
 * ``greed benchmark TASK... --bot SPEC [--out DIR]``: run one bot (any spec ``greed play``
-  accepts) through the tasks (ids, ``ten_thousand/*``, ``*/duel``, ``all``); prints a Markdown
-  scorecard and, with ``--out``, writes ``result.json`` and ``scorecard.md``.
+  accepts) through the tasks (ids, ``ten_thousand/*``, ``*/duel``, ``all``: named, never
+  implied, as every task takes hours); prints the plan, then a Markdown scorecard and, with
+  ``--out``, writes ``result.json`` and ``scorecard.md``.
 * ``greed benchmark --check RESULT.json --bot SPEC``: rerun the recorded tasks and say, per task,
   whether the new value lands inside the recorded interval.
 * ``greed benchmark TASK... --leaderboard FILE --bots A,B,C --results DIR``: run every bot
@@ -97,7 +98,14 @@ def _run(args: argparse.Namespace) -> int:
     if not args.bot:
         return _fail("give the bot to run with --bot SPEC (or --list, --leaderboard)")
     try:
-        tasks = match_tasks(args.tasks or ["all"])
+        if not args.tasks:
+            every = match_tasks(["all"])
+            return _fail(
+                f"name the tasks to run: task ids or patterns (ten_thousand/*, */duel), or all for "
+                f"every task ({len(every)} tasks, {sum(t.games for t in every):,} games or turns; "
+                "hours for most bots); `greed benchmark --list` shows them"
+            )
+        tasks = match_tasks(args.tasks)
         out = check_output_dir(args.out, "--out") if args.out else None
         playable = [t for t in tasks if plays_rules_of(args.bot, t)]
     except (UnknownTaskError, OutputPathError, BotLoadError) as exc:
@@ -108,6 +116,17 @@ def _run(args: argparse.Namespace) -> int:
         print(f"greed benchmark: {args.bot} is made for one rule book: "
               f"{len(tasks) - len(playable)} tasks of other rule books left out", file=sys.stderr)
     tasks = playable
+    try:  # the bot loads (its runtime installed, its card sound) and fits every table first
+        from greed_env.bots import check_seats, load
+        from greed_env.rules import preset
+
+        bot = load(args.bot, preset(tasks[0].rules))
+        for task in tasks:
+            check_seats(bot, task.seats, args.bot)
+    except (BotLoadError, ValueError, LookupError) as exc:
+        return _fail(str(exc))
+    print(f"greed benchmark: {args.bot} on {len(tasks)} task{'s' * (len(tasks) != 1)}, "
+          f"{sum(t.games for t in tasks):,} games or turns: {', '.join(t.id for t in tasks)}", file=sys.stderr)
     try:
         result = run_benchmark(
             tasks, args.bot, workers=args.workers, progress=_progress(not args.no_progress),
@@ -282,9 +301,9 @@ def register(subparsers: Any) -> None:
         "seeds, games, metric). Run any bot spec through them for a JSON result and a Markdown "
         "scorecard; --list prints the tasks; --check reruns a recorded result; --leaderboard ranks "
         "several bots into a Markdown file. TASK is an id (ten_thousand/ffa4-v1; without -vN the "
-        "newest), a pattern (ten_thousand/*, */duel) or all (the default).",
+        "newest), a pattern (ten_thousand/*, */duel) or all (every task: hours).",
     )
-    p.add_argument("tasks", nargs="*", metavar="TASK", help="task ids or patterns (default all)")
+    p.add_argument("tasks", nargs="*", metavar="TASK", help="task ids or patterns, or all (--leaderboard: default all)")
     p.add_argument("--bot", default=None, metavar="SPEC", help="the bot to run (registry id, file, threshold:N, ...)")
     p.add_argument("--list", action="store_true", help="print the tasks and exit")
     p.add_argument("--json", action="store_true", help="with --list: machine-readable")

@@ -1,7 +1,8 @@
 """``greed bots`` (list and show registered bots), ``greed export`` and ``greed tournament``.
 
-* ``greed bots [--rules NAME] [--json]``: every registered bot with its rules, kind and
-  measured strength (card evaluations, tournament Elo); ``greed bots show ID`` prints one card.
+* ``greed bots [--rules NAME] [--wide | --json]``: every registered bot with its kind and
+  measured strength (card evaluations, tournament Elo), in at most :data:`WIDTH` columns;
+  ``--wide`` adds the descriptions, one line per bot; ``greed bots show ID`` prints one card.
 * ``greed export MODEL --out DIR``: an SB3 MaskablePPO ``.zip`` to ``DIR/NAME.onnx`` plus its
   card ``DIR/NAME.json`` (:func:`greed_env.bots.export.export_model`).
 * ``greed tournament --rules NAME --bots a,b,c --games N``: round robin with Elo
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from typing import Any
 
 from greed_env.bots.cards import read_card, summarize_evaluation
@@ -32,7 +34,10 @@ from greed_env.commands.argtypes import (
 )
 from greed_env.commands.rules_cmd import CommandError, add_rules_options, rules_from_args
 
-__all__ = ["register"]
+__all__ = ["WIDTH", "register"]
+
+WIDTH = 100
+"""Columns the default plain listing of ``greed bots`` fits in (``--wide`` lines do not)."""
 
 
 def _fail(command: str, message: str) -> int:
@@ -56,8 +61,60 @@ def _bots(args: argparse.Namespace) -> int:
         (b.id, b.kind, (f"BROKEN: {b.problem}" if b.problem else b.strength) or "-", b.description)
         for b in bots
     ]
-    _table(["id", "kind", "measured strength", "description"], rows, args.plain)
+    header = ["id", "kind", "measured strength", "description"]
+    if args.wide:
+        _table(header, rows, plain=True)
+    elif not args.plain and sys.stdout.isatty():
+        _table(header, rows, plain=False)
+    else:
+        for line in _narrow_lines([r[:3] for r in rows], WIDTH):
+            print(line)
+        print("(descriptions, one line per bot: greed bots --wide; a card: greed bots show ID)")
     return 0
+
+
+def _narrow_lines(rows: list[tuple[str, ...]], width: int) -> list[str]:
+    """``(id, kind, strength)`` rows as plain lines of at most ``width`` columns.
+
+    Each ``;``-separated strength figure starts a line of its own in the last column, wrapped
+    between words; when the id and kind leave fewer than 30 columns, the figures go on the
+    lines below, indented by four. Columns are counted in UTF-8 bytes (what ``awk length``
+    counts in the C locale), so ``±`` counts two. Only an id or kind longer than ``width`` can
+    overflow.
+    """
+    idw = max([len("id"), *(len(r[0]) for r in rows)])
+    kindw = max([len("kind"), *(len(r[1]) for r in rows)])
+    left = idw + 2 + kindw + 2
+    beside = width - left >= 30
+    indent = left if beside else 4
+    if beside:
+        out = [f"{'id'.ljust(idw)}  {'kind'.ljust(kindw)}  measured strength"]
+    else:
+        out = [f"{'id'.ljust(idw)}  kind", "    measured strength"]
+    for bot_id, kind, strength in rows:
+        text: list[str] = []
+        for part in strength.split("; "):
+            text += _wrap_bytes(part, width - indent)
+        head = f"{bot_id.ljust(idw)}  {kind.ljust(kindw)}  "
+        if beside:
+            out.append((head + text[0]).rstrip())
+            rest = text[1:]
+        else:
+            out.append(head.rstrip())
+            rest = text
+        out += [(" " * indent + t).rstrip() for t in rest]
+    return out
+
+
+def _wrap_bytes(text: str, width: int) -> list[str]:
+    """``text`` wrapped between words into lines of at most ``width`` UTF-8 bytes (continuation
+    lines indented by two); a single word longer than that stays whole."""
+    lines = [text]
+    for w in range(width, 10, -1):
+        lines = textwrap.wrap(text, w, subsequent_indent="  ", break_long_words=False) or [""]
+        if all(len(line.encode()) <= width for line in lines):
+            break
+    return lines
 
 
 def _table(
@@ -127,21 +184,27 @@ def _export(args: argparse.Namespace) -> int:
     except (CommandError, OutputPathError) as exc:
         return _fail("export", str(exc))
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()] if args.opponents else None
+    from greed_env.solver.interrupts import deferred  # the solver (numba): lazily
+
     try:
-        res = export_model(
-            args.model,
-            args.out,
-            name=args.name,
-            rules=rules,
-            description=args.description,
-            objective=args.objective,
-            check_positions=args.check_positions,
-            seed=args.seed,
-            evaluate_games=args.evaluate,
-            evaluate_opponents=opponents,
-            workers=args.workers,
-            notes=args.notes,
-        )
+        # deferred: a KeyboardInterrupt raised inside torch's tracer or an extension's import
+        # (onnx) can crash the process; Ctrl-C ends the export within seconds all the same
+        with deferred():
+            res = export_model(
+                args.model,
+                args.out,
+                name=args.name,
+                rules=rules,
+                description=args.description,
+                objective=args.objective,
+                check_positions=args.check_positions,
+                seed=args.seed,
+                evaluate_games=args.evaluate,
+                evaluate_opponents=opponents,
+                workers=args.workers,
+                notes=args.notes,
+                log=lambda line: print(f"greed export: {line}", file=sys.stderr, flush=True),
+            )
     except (BotLoadError, ValueError, LookupError) as exc:
         return _fail("export", str(exc))
     except ImportError as exc:
@@ -193,13 +256,18 @@ def register(subparsers: Any) -> None:
         "bots",
         help="list registered bots with their measured strength",
         description="List the bot registry (heuristics, exact-solver bots, exported policies) "
-        "with rules and measured strength, or print one bot's card with `greed bots show ID`.",
+        f"with their measured strength in {WIDTH} columns (--wide: with descriptions, one line "
+        "per bot; --json: every field), or print one bot's card with `greed bots show ID`.",
     )
     b.add_argument("action", nargs="?", choices=["list", "show"], default="list")
     b.add_argument("id", nargs="?", default=None, metavar="ID", help="bot id for `show`")
     b.add_argument("--rules", default=None, metavar="NAME", help="only this preset")
-    b.add_argument("--json", action="store_true", help="machine-readable output")
-    b.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    shape = b.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="every field of every bot, as JSON")
+    shape.add_argument(
+        "--wide", action="store_true", help="one line per bot with its description (wider than 100 columns)"
+    )
+    b.add_argument("--plain", action="store_true", help=f"plain text in {WIDTH} columns even on a terminal")
     b.set_defaults(func=_bots)
 
     e = subparsers.add_parser(

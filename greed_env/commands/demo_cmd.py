@@ -8,6 +8,11 @@
    with 95% confidence intervals;
 5. the agent in whole games against the solver's optimal duel bot (win rate, seats balanced;
    the optimal bot is played by the numba engine, so 20,000 games take seconds).
+
+``--quick`` runs every step on a small budget (a smoke test, under a minute of CPU): 1,024
+training steps with one small evaluation, 200 evaluation turns without the exact
+enumeration, and 200 duel games played in Python (no numba tables to build). Its figures
+only show that each step works.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ from greed_env.commands.argtypes import (
 DEFAULT_STEPS = 60_000
 DEFAULT_EVAL_TURNS = 10_000
 DEFAULT_DUEL_GAMES = 20_000
+QUICK_STEPS = 1_024
+QUICK_EVAL_TURNS = 200
+QUICK_DUEL_GAMES = 200
 
 
 def register(sub: Any) -> None:
@@ -39,9 +47,14 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--rules", default="ten_thousand", help="preset (default ten_thousand)")
-    p.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS, help="PPO training steps")
     p.add_argument(
-        "--eval-turns", type=positive_int, default=DEFAULT_EVAL_TURNS, help="turns per evaluation"
+        "--steps", type=positive_int, default=None, help=f"PPO training steps (default {DEFAULT_STEPS:,})"
+    )
+    p.add_argument(
+        "--eval-turns",
+        type=positive_int,
+        default=None,
+        help=f"turns per evaluation (default {DEFAULT_EVAL_TURNS:,})",
     )
     p.add_argument("--seed", type=seed_int, default=0, help="master seed (game, training, evaluation)")
     p.add_argument("--runs-dir", default="runs", help="where the trained run is written")
@@ -49,10 +62,28 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--duel-games",
         type=nonneg_int,
-        default=DEFAULT_DUEL_GAMES,
-        help="games of the PPO agent against the optimal duel bot (0: skip)",
+        default=None,
+        help=f"games of the PPO agent against the optimal duel bot (default {DEFAULT_DUEL_GAMES:,}; 0: skip)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=(
+            f"a smoke test on a small budget: {QUICK_STEPS:,} steps, {QUICK_EVAL_TURNS} evaluation turns "
+            f"without exact enumeration, {QUICK_DUEL_GAMES} duel games in Python (--steps, --eval-turns and --duel-games given explicitly still apply)"
+        ),
     )
     p.set_defaults(func=run)
+
+
+def budget(args: argparse.Namespace) -> tuple[int, int, int]:
+    """Training steps, evaluation turns and duel games: each as given, else the quick budget
+    with ``--quick``, else the main job's."""
+    full = (DEFAULT_STEPS, DEFAULT_EVAL_TURNS, DEFAULT_DUEL_GAMES)
+    quick = (QUICK_STEPS, QUICK_EVAL_TURNS, QUICK_DUEL_GAMES)
+    given = (args.steps, args.eval_turns, args.duel_games)
+    default = quick if args.quick else full
+    return tuple(d if g is None else g for g, d in zip(given, default, strict=True))  # type: ignore[return-value]
 
 
 def _section(title: str) -> None:
@@ -113,8 +144,12 @@ def run(args: argparse.Namespace) -> int:
     except (RulesError, OutputPathError) as exc:
         print(f"greed demo: {exc}", file=sys.stderr)
         return 2
+    quick = bool(args.quick)
+    steps, eval_turns, duel_games = budget(args)
     t_start = time.perf_counter()
     print(f"greed_env demo - rules '{rules.name}' ({PRESET_SOURCES.get(rules.name, 'custom')})")
+    if quick:
+        print("quick run: every step on a small budget; the figures only show that each step works")
 
     _section("1. A seeded game between two threshold bots (bank at 350 / at 1,000)")
     _bot_game(rules, args.seed, args.turns_shown)
@@ -142,29 +177,30 @@ def run(args: argparse.Namespace) -> int:
         print("  the turn objective is needed for the rest of the demo")
         return 1
 
-    _section(f"3. Training MaskablePPO on greed_env/Solitaire-v0 ({args.steps:,} steps)")
-    from greed_env.train.solo import Args as SoloArgs
-    from greed_env.train.solo import main as train_solo
+    _section(f"3. Training MaskablePPO on greed_env/Solitaire-v0 ({steps:,} steps)")
+    from greed_env.train.scripts import load_script
 
-    train_args = SoloArgs(
+    ppo_turn = load_script("ppo_turn")  # training/ppo_turn.py, with the demo's small settings
+    train_args = ppo_turn.Args(
         rules=rules.name,
-        objective="turn",
+        num_envs=2, vector="subproc", num_steps=512, minibatch_size=256, net_width=128, entry_starts=0.0,
         seed=args.seed,
-        total_timesteps=args.steps,
+        total_timesteps=steps,
         exp_name="demo",
         runs_dir=args.runs_dir,
-        eval_every=max(args.steps // 3, 1),
-        eval_episodes=1000,
-        eval_regret_episodes=200,
-        final_eval_episodes=1000,
-        checkpoint_every=max(args.steps // 2, 1),
+        eval_every=steps if quick else max(steps // 3, 1),
+        eval_episodes=200 if quick else 1000,
+        eval_regret_episodes=50 if quick else 200,
+        final_eval_episodes=200 if quick else 1000,
+        eval_exact=not quick,
+        checkpoint_every=max(steps // 2, 1),
         progress=sys.stderr.isatty(),
     )
     t0 = time.perf_counter()
-    run_dir = Path(train_solo(train_args))
+    run_dir = Path(ppo_turn.main(train_args))
     print(f"  trained in {time.perf_counter() - t0:.0f} s; run written to {run_dir}")
 
-    _section(f"4. Evaluation against the solver ({args.eval_turns:,} turns each, seeded)")
+    _section(f"4. Evaluation against the solver ({eval_turns:,} turns each, seeded)")
     from greed_env.evaluation import evaluate
 
     optimal = values["turn"]
@@ -178,11 +214,11 @@ def run(args: argparse.Namespace) -> int:
             source,
             rules,
             "turn",
-            episodes=args.eval_turns,
+            episodes=eval_turns,
             seed=args.seed + 1,
-            regret_episodes=min(args.eval_turns, 2000),
+            regret_episodes=min(eval_turns, 2000),
             # the solver's own value is known; other bots: every roll enumerated, no noise
-            exact=source != "optimal-turn",
+            exact=source != "optimal-turn" and not quick,
             exact_max_positions=250_000,
         )
         rows.append((label, result))
@@ -202,16 +238,18 @@ def run(args: argparse.Namespace) -> int:
     print(
         "  exact value: the bot's expected points per turn with every roll enumerated "
         "(greed eval --exact); '-' where its turns reach too many positions"
+        + (" or, in a quick run, everywhere" if quick else "")
     )
-    if args.duel_games > 0:
-        _duel_section(rules, run_dir / "model.zip", args.duel_games, args.seed + 2)
+    if duel_games > 0:
+        _duel_section(rules, run_dir / "model.zip", duel_games, args.seed + 2, vector=not quick)
     print()
     print(f"demo finished in {time.perf_counter() - t_start:.0f} s")
     return 0
 
 
-def _duel_section(rules: Any, model: Path, games: int, seed: int) -> None:
-    """The trained agent (a turn player) against the solver's duel bot, in the numba engine."""
+def _duel_section(rules: Any, model: Path, games: int, seed: int, vector: bool = True) -> None:
+    """The trained agent (a turn player) against the solver's duel bot, in the numba engine
+    (``vector=False``: in Python, which builds no numba tables: quicker for a few games)."""
     from greed_env.evaluation import evaluate
     from greed_env.vector.optimal import check_optimal_supported
     from greed_env.vector.tables import VectorUnsupportedError
@@ -224,11 +262,12 @@ def _duel_section(rules: Any, model: Path, games: int, seed: int) -> None:
         return
     _section(f"5. Whole games against the solver's duel bot ({games:,} games, seats balanced)")
     t0 = time.perf_counter()
-    result = evaluate(str(model), rules, "duel", episodes=games, seed=seed, regret_episodes=0)
+    result = evaluate(str(model), rules, "duel", episodes=games, seed=seed, regret_episodes=0, vector=vector)
     est = result.score
+    where = "numba" if vector else "Python"
     print(
         f"  PPO agent (trained for single turns) wins {est.mean:.1%} +- {est.half_width:.1%} "
         f"against optimal-duel (an equal player: 50%)  ({time.perf_counter() - t0:.0f} s, "
-        "the optimal bot played in numba)"
+        f"the optimal bot played in {where})"
     )
-    print("  it never learned the score: to play whole games, `greed train duel` (docs/results.md)")
+    print("  it never learned the score: to play whole games, `greed train ppo_duel` (docs/results.md)")

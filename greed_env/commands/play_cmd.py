@@ -21,6 +21,7 @@ import numpy as np
 
 from greed_env.bots.base import Bot
 from greed_env.bots.errors import BotLoadError
+from greed_env.bots.loader import check_seats
 from greed_env.bots.loader import load as load_bot
 from greed_env.commands.argtypes import OutputPathError, check_output_file, seed_int
 from greed_env.commands.rules_cmd import CommandError, add_rules_options, rules_from_args
@@ -69,7 +70,8 @@ def parse_players(spec: str, rules: Rules) -> list[Seat]:
     """``human,random,threshold-500`` -> seats (bot specs: :func:`greed_env.bots.load`). ``human`` may carry a name: ``human:Ann``.
 
     Raises:
-        CommandError: an empty entry, an unknown bot, or a player count the rules refuse.
+        CommandError: an empty entry, an unknown bot, a player count the rules refuse, or a
+            bot made for fewer seats (the optimal duel bot in a game of three).
     """
     seats: list[Seat] = []
     for i, raw in enumerate(spec.split(",")):
@@ -89,6 +91,12 @@ def parse_players(spec: str, rules: Rules) -> list[Seat]:
             f"{rules.name} is played by {rules.min_players}..{rules.max_players} players, "
             f"--players gives {len(seats)}"
         )
+    for seat in seats:
+        if seat.bot is not None:
+            try:
+                check_seats(seat.bot, len(seats), seat.label)
+            except BotLoadError as exc:
+                raise CommandError(f"--players {spec!r}: {exc}") from None
     return seats
 
 
@@ -331,6 +339,8 @@ def _read_human(
 
 
 def _play(args: argparse.Namespace) -> int:
+    from greed_env.solver.interrupts import EXIT_STATUS, acknowledge  # the solver (numba): lazily
+
     try:
         rules = rules_from_args(args.rules, args.set)
         seats = parse_players(args.players, rules)
@@ -339,10 +349,10 @@ def _play(args: argparse.Namespace) -> int:
     n = len(seats)
     if args.first_player is not None and not 0 <= args.first_player < n:
         return _fail("play", f"--first-player must be a seat 0..{n - 1}")
-    for flag, value in (("--record", args.record), ("--save-gif", args.save_gif)):
+    for flag, value, suffixes in (("--record", args.record, ()), ("--save-gif", args.save_gif, (".gif",))):
         if value:
             try:
-                check_output_file(value, flag)
+                check_output_file(value, flag, suffixes)
             except OutputPathError as exc:
                 return _fail("play", str(exc))
     if args.hints and any(seat.bot is None for seat in seats):
@@ -391,9 +401,10 @@ def _play(args: argparse.Namespace) -> int:
         view.line(f"game stopped: {why}")
         status = 0 if str(why) == "quit" else 1
     except KeyboardInterrupt:
+        acknowledge()  # the record is saved below before the command ends
         view.line("")
         view.line("game stopped: interrupted")
-        status = 130
+        status = EXIT_STATUS
     view.result(rec.state)
     if args.record:
         try:
@@ -401,6 +412,9 @@ def _play(args: argparse.Namespace) -> int:
         except OSError as exc:
             return _fail("play", f"cannot write record {args.record!r}: {exc.strerror or exc}")
         view.line(f"record saved to {path}")
+    if status == EXIT_STATUS:  # Ctrl-C: the record is kept, the GIF (slow to draw) is not made
+        print("interrupted", file=sys.stderr)
+        return status
     if args.save_gif:
         failed = _write_gif("play", rec.record(), args.save_gif, args.gif_fps)
         if failed:
@@ -443,7 +457,7 @@ def _prepare_hints(rules: Rules, n_players: int) -> None:
 def _replay(args: argparse.Namespace) -> int:
     if args.save_gif:
         try:
-            check_output_file(args.save_gif, "--save-gif")
+            check_output_file(args.save_gif, "--save-gif", (".gif",))
         except OutputPathError as exc:
             return _fail("replay", str(exc))
     try:
@@ -540,7 +554,7 @@ def _add_gif_options(p: argparse.ArgumentParser) -> None:
         "--save-gif",
         default=None,
         metavar="FILE",
-        help="also save the game as an animated GIF, one picture per roll and move (Pillow)",
+        help="also save the game as an animated GIF (FILE.gif), one picture per roll and move (Pillow)",
     )
     p.add_argument(
         "--gif-fps",

@@ -7,6 +7,7 @@ field or value exits with status 2 and the :class:`RulesError` message on stderr
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -32,12 +33,35 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, str]:
         raise CommandError(str(exc)) from None
 
 
-def rules_from_args(name: str, sets: Sequence[str] | None) -> Rules:
-    """The preset ``name`` with the ``--set`` overrides; raises CommandError naming the problem."""
+_FIELD_IN_MESSAGE = re.compile(r"rules field '(\w+)'")
+
+
+def rules_from_args(name: str | Rules, sets: Sequence[str] | None) -> Rules:
+    """The preset ``name`` (or the rules given) with the ``--set`` overrides.
+
+    Raises:
+        CommandError: naming the problem; when an override breaks a field the user did not set
+            (``--set num_dice=1`` leaves a six-dice straight), the message names the ``--set``
+            and the preset's field it conflicts with.
+    """
+    overrides = parse_sets(sets)
     try:
-        return preset(name, **parse_sets(sets))
+        return preset(name, **overrides) if isinstance(name, str) else name.replace(**overrides)
     except RulesError as exc:
-        raise CommandError(str(exc)) from None
+        raise CommandError(_conflict(name, overrides, str(exc))) from None
+
+
+def _conflict(name: str | Rules, overrides: dict[str, str], message: str) -> str:
+    """``message`` led by the ``--set`` at fault when it names a field the user did not set."""
+    found = _FIELD_IN_MESSAGE.search(message)
+    if not overrides or found is None or found.group(1) in overrides:
+        return message
+    field_name = found.group(1)
+    base = name if isinstance(name, Rules) else PRESETS.get(name.strip().lower())
+    given = " ".join(f"--set {k}={v}" for k, v in overrides.items())
+    where = f"{base.name}'s {field_name}" if base is not None else field_name
+    return (f"{given} conflicts with {where}, which you did not set: {message}; "
+            f"change it too with --set {field_name}=...")
 
 
 def add_rules_options(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -129,8 +153,8 @@ def _cmd_rules(args: argparse.Namespace) -> int:
         rules = rules_from_args(args.name, args.set)
     except CommandError as exc:
         return _fail("rules", str(exc))
-    base = PRESETS[args.name]
-    print(f"{rules.name}: {PRESET_SOURCES.get(args.name, '')}", file=out)
+    base = PRESETS[rules.name]
+    print(f"{rules.name}: {PRESET_SOURCES.get(rules.name, '')}", file=out)
     print(f"  {summary(rules)}", file=out)
     print(f"  fingerprint {rules.fingerprint}", file=out)
     docs = Rules.field_docs()

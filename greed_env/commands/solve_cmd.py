@@ -20,26 +20,36 @@ from greed_env.commands.argtypes import (
     OutputPathError,
     check_output_dir,
     check_output_file,
+    int_at_least,
     nonneg_int,
     positive_float,
     positive_int,
+    seed_int,
 )
+from greed_env.commands.rules_cmd import CommandError, rules_from_args
+from greed_env.files import name_problem
+from greed_env.rules.config import RulesError
 
 __all__ = ["register"]
 
 OBJECTIVE_CHOICES = ("turn", "entry", "race", "duel")
+MAX_TURN_TOTAL = 1_000_000
+"""Largest ``advise --turn-total``: far past any turn a game sees (the in-turn arrays grow with
+it)."""
+MAX_SIMULATE = 10**8
+"""Most games of ``solve --simulate`` (hours of play)."""
 
 
 def _rules(args: argparse.Namespace) -> Any:
-    from greed_env.rules.config import RulesError, resolve_rules
+    """The rules of ``--rules`` and ``--set`` (:func:`rules_from_args`).
 
-    overrides: dict[str, str] = {}
-    for item in args.set or []:
-        if "=" not in item:
-            raise RulesError(f"--set expects FIELD=VALUE, got {item!r}")
-        key, value = item.split("=", 1)
-        overrides[key.strip()] = value.strip()
-    return resolve_rules(args.rules, **overrides)
+    Raises:
+        RulesError: naming the problem (the ``--set`` at fault for a conflict).
+    """
+    try:
+        return rules_from_args(args.rules, args.set)
+    except CommandError as exc:
+        raise RulesError(str(exc)) from None
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -63,12 +73,18 @@ def register(subparsers: Any) -> None:
     p.add_argument("--floor", type=int, help="race/duel with a bust penalty: lowest score modelled")
     p.add_argument(
         "--simulate",
-        type=int,
+        type=int_at_least(0, MAX_SIMULATE),
         default=0,
         metavar="GAMES",
         help="duel: check the headline by GAMES games of the optimal bot against itself",
     )
-    p.add_argument("--seed", type=int, default=0, help="dice seed of --simulate (default 0)")
+    p.add_argument("--seed", type=seed_int, default=0, help="dice seed of --simulate (default 0)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="solve even when the estimate (shown when solving starts) is past the limits: more "
+        "memory than this machine has, or more than a day",
+    )
     p.set_defaults(func=_solve)
 
     a = subparsers.add_parser(
@@ -77,7 +93,9 @@ def register(subparsers: Any) -> None:
     )
     _common(a)
     a.add_argument("--scores", default="0,0", help="banked scores, player to move first: A,B")
-    a.add_argument("--turn-total", type=nonneg_int, default=0, help="unbanked points of this turn")
+    a.add_argument(
+        "--turn-total", type=int_at_least(0, MAX_TURN_TOTAL), default=0, help="unbanked points of this turn"
+    )
     a.add_argument("--dice", type=positive_int, help="dice to roll (or rolled), default: all")
     a.add_argument("--roll", help="the dice showing, e.g. 1,1,5,2,3,4 (omit: bank or roll)")
     a.add_argument("--streak", type=nonneg_int, default=0, help="busts in a row of the player to move")
@@ -93,6 +111,9 @@ def register(subparsers: Any) -> None:
 
 def _check_out(out: str) -> None:
     """Refuse an ``--out`` that cannot take the table, before solving."""
+    too_long = name_problem(out)
+    if too_long:
+        check_output_dir(out, "--out")  # raises, naming the flag and the length
     path = Path(out)
     if path.suffix.lower() == ".npz" and not path.is_dir():
         check_output_file(out, "--out", (".npz",))
@@ -105,7 +126,6 @@ def _check_out(out: str) -> None:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from greed_env.rules.config import RulesError
     from greed_env.solver import SolverError, TableError, not_converged, solve
     from greed_env.solver.table import cache_dir
 
@@ -113,6 +133,11 @@ def _solve(args: argparse.Namespace) -> int:
         rules = _rules(args)
         if args.out:
             _check_out(args.out)
+        else:
+            try:
+                check_output_dir(cache_dir(), "the table cache")
+            except OutputPathError as exc:
+                raise OutputPathError(f"{exc} (give --out, or set GREED_ENV_CACHE to a writable folder)") from None
         opts: dict[str, Any] = {"tol": args.tol}
         if args.cap is not None:
             if args.objective != "turn":
@@ -127,7 +152,7 @@ def _solve(args: argparse.Namespace) -> int:
         if args.simulate and (args.objective != "duel" or args.simulate < 2):
             raise SolverError("--simulate takes 2 or more games, with --objective duel")
         t0 = time.perf_counter()
-        table = solve(rules, args.objective, **opts)
+        table = solve(rules, args.objective, force=args.force, **opts)
         elapsed = time.perf_counter() - t0
         path = table.save(args.out if args.out else cache_dir())
     except (RulesError, SolverError, TableError, OutputPathError) as exc:
@@ -139,6 +164,9 @@ def _solve(args: argparse.Namespace) -> int:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"rules {rules.name} ({rules.fingerprint}), objective {args.objective}")
     print(f"{table.meta.get('headline_label', 'headline')}: {table.headline:.12g}")
+    if args.objective == "turn" and rules.entry_threshold:
+        print(f"(a player already on the board: the come-in threshold of {rules.entry_threshold:,} is not applied; "
+              "--objective entry measures coming in)")
     why = not_converged(table)
     if why:
         print(f"warning: not the converged optimum ({why}); the bots and advise will not use it",
@@ -220,7 +248,6 @@ def _position(args: argparse.Namespace, rules: Any) -> Any:
 
 
 def _advise(args: argparse.Namespace) -> int:
-    from greed_env.rules.config import RulesError
     from greed_env.solver import OptimalBot, SolverError, TableError, load_table
 
     try:

@@ -52,6 +52,7 @@ from greed_env.rules import (
     Move,
     Phase,
     Rules,
+    RulesError,
     State,
     can_reroll_all,
     current_keep_options,
@@ -61,7 +62,13 @@ from greed_env.rules import (
     tap_reading,
 )
 
-__all__ = ["ACTION_CATALOG_VERSION", "ActionCatalog", "ActionEntry", "catalog_version"]
+__all__ = [
+    "ACTION_CATALOG_VERSION",
+    "TRIPPN_FREE_SETS_REFUSAL",
+    "ActionCatalog",
+    "ActionEntry",
+    "catalog_version",
+]
 
 ACTION_CATALOG_VERSION = 2
 """The newest catalog format. A rules configuration's catalog carries the version of the last
@@ -73,6 +80,14 @@ every order-free rule set, whose ids have not changed."""
 def catalog_version(rules: Rules) -> int:
     """The catalog version of ``rules`` (what cards of bots trained on it record)."""
     return 2 if rules.carry_over else 1
+
+TRIPPN_FREE_SETS_REFUSAL = (
+    "the action catalog does not key Trippn's keeps under working_set_claims=False: with sets "
+    "working across and-rolls one keep can lock three pairs in two ways (2s working, "
+    "2,2,3,3,4,4,5,5 reads pairs 3-4-5 and the 2s to their set, 1,900, or four pairs, 2,000), "
+    "which one (dice, reading) action cannot tell apart"
+)
+"""Why Trippn's other reading of a working face has no action catalog (the rules play it)."""
 
 FACES = (1, 2, 3, 4, 5, 6)
 _KEEP_CACHE_LIMIT = 1 << 18
@@ -183,6 +198,8 @@ class ActionCatalog:
         return inst
 
     def _build(self, rules: Rules) -> None:
+        if rules.trippn and not rules.working_set_claims:  # two "pairs" readings of one keep
+            raise RulesError(f"{rules.name}: {TRIPPN_FREE_SETS_REFUSAL}")
         self.rules = rules
         self.version = catalog_version(rules)
         entries = [ActionEntry(i, k) for i, k in enumerate(_non_keep_kinds(rules))]

@@ -8,7 +8,7 @@ from typing import Any, SupportsFloat
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.bots.loader import as_bot
+from greed_env.bots.loader import as_bot, check_seats
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
 from greed_env.envs.gym_base import GreedGymEnv
 from greed_env.rules import Move, Phase, Rules, State, new_game, returns
@@ -82,7 +82,8 @@ rules' horizon ends every game, so there is no truncation.
 * ``opponent``: a bot (``act(rules, state, rng) -> Move``) or any bot spec
   :func:`greed_env.bots.load` reads: ``"random"``, ``"threshold"``, ``"threshold-400"``,
   ``"optimal"`` (the solver's duel bot), registry ids, files (default ``"threshold"``).
-* ``num_players``: seats, 2..8 within the rules' limits (default 2).
+* ``num_players``: seats, 2..8 within the rules' limits (default 2); an opponent made for
+  two-player games (``"optimal"``, a ladder rung) is refused with more (``SeatCountError``).
 * ``seat``: the learner's fixed seat, or None (default) to draw it at each reset.
 * ``illegal_action``: ``"penalty"`` (default; never raises) or ``"raise"``.
 * ``illegal_reward``: reward of an illegal action under ``"penalty"`` (default -1.0).
@@ -145,6 +146,7 @@ class DuelEnv(GreedGymEnv):
         self.num_players = num_players
         self.fixed_seat = seat
         self.opponent: Bot = as_bot(opponent, self.rules)
+        check_seats(self.opponent, num_players)  # a two-player bot in a bigger game: refused now
 
     def _num_seats(self) -> int:
         return self.num_players

@@ -60,7 +60,7 @@ from greed_env.evaluation.regret import LEAD_BUCKETS, TURN_BUCKETS, regret_by_si
 from greed_env.evaluation.report import learning_curve, plot_learning_curves, write_report
 from greed_env.evaluation.resolve import BotSource, resolve_bot
 from greed_env.evaluation.result import EvalResult
-from greed_env.evaluation.runner import OBJECTIVES, evaluate
+from greed_env.evaluation.runner import MAX_EPISODES, OBJECTIVES, evaluate
 from greed_env.evaluation.stats import Z95, Estimate, default_duel_games, mean_ci
 from greed_env.evaluation.yardstick import (
     first_roll_bust_probability,
@@ -70,6 +70,7 @@ from greed_env.evaluation.yardstick import (
 
 __all__ = [
     "LEAD_BUCKETS",
+    "MAX_EPISODES",
     "OBJECTIVES",
     "TURN_BUCKETS",
     "VECTOR_DUEL_BATCH",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing as mp
 import pickle
 import time
 from collections.abc import Callable
@@ -15,8 +14,10 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.base import Bot
+from greed_env.bots.loader import check_seats
 from greed_env.bots.optimal import optimal_available, optimal_bot
 from greed_env.bots.play import batch_moves
+from greed_env.bots.workers import spawn_pool
 from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.duel import DuelEnv
 from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE_OBJECTIVES
@@ -36,6 +37,9 @@ from greed_env.policy_value import EnumerationLimit, turn_value
 from greed_env.rules import Move, Phase, Rules, State
 
 OBJECTIVES = (*SOLITAIRE_OBJECTIVES, "duel")
+MAX_EPISODES = 10**10
+"""Most episodes one evaluation plays (days of CPU at millions per second; episode seeds and
+counts stay exact in 64-bit arrays)."""
 """What :func:`evaluate` measures: the objectives of ``Solitaire-v0`` and the ``Duel-v0`` game
 (each one of the solver's objectives, :data:`greed_env.solver.OBJECTIVES`)."""
 
@@ -250,7 +254,8 @@ def evaluate(
         opponent: the duel opponent (default ``optimal``).
         num_players: duel seats (the bot in one, the opponent in the others).
         batch: episodes played in lock-step per process (policies act on a whole batch).
-        progress: called with the number of finished episodes after each finished chunk.
+        progress: called with 0 when the episodes start (every check passed), then with the
+            number of finished episodes after each finished chunk.
         exact: ``turn`` only: also compute the bot's exact expected turn score by enumerating
             every roll it can meet (:func:`greed_env.policy_value.turn_value`; the bot must be
             deterministic; seconds to a minute of CPU).
@@ -264,15 +269,17 @@ def evaluate(
             dice streams from the same seed); False: every game in Python environments.
 
     Raises:
-        ValueError: unknown objective, a non-positive episode count, or ``exact`` with an
-            objective other than ``turn``.
+        ValueError: unknown objective, an episode count outside ``1..MAX_EPISODES``, or ``exact``
+            with an objective other than ``turn``.
+        SeatCountError: (a ValueError) a duel of more than two seats with a bot or opponent
+            made for two-player games (the optimal duel bot).
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if episodes is None:
         episodes = default_duel_games() if objective == "duel" else 20_000
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise ValueError(f"episodes must be a whole number >= 1, got {episodes!r}")
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or not 1 <= episodes <= MAX_EPISODES:
+        raise ValueError(f"episodes must be a whole number in 1..{MAX_EPISODES:,}, got {episodes!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -290,6 +297,8 @@ def evaluate(
     if objective == "duel":
         opp = resolve_bot(opponent, rules, "duel")
         opp_name = bot_label(opponent, opp)
+        check_seats(the_bot, num_players, bot_label(bot, the_bot))
+        check_seats(opp, num_players, opp_name)
     optimal = 1.0 / num_players
     if objective != "duel":
         yard = yardstick_rules(rules, objective)
@@ -313,6 +322,8 @@ def evaluate(
     chunks: list[_Chunk] = []
     done = 0
     if workers == 1:
+        if progress:
+            progress(0)  # the bots are loaded and the yardstick known: the episodes start
         for job in jobs:
             chunks.append(_run_chunk(job))
             done += job.stop - job.start
@@ -325,7 +336,9 @@ def evaluate(
             raise ValueError(
                 f"the bot or opponent cannot be sent to worker processes ({exc}); use workers=1"
             ) from None
-        with mp.get_context("spawn").Pool(workers) as pool:
+        with spawn_pool(workers) as pool:
+            if progress:
+                progress(0)  # the workers started: the episodes start
             for chunk in pool.imap_unordered(_run_chunk, jobs):
                 chunks.append(chunk)
                 done += len(chunk.values)

@@ -11,7 +11,7 @@
 
 Importing ``greed_env`` or this package never imports ray or torch; the names below are
 loaded on first use. Install with ``pip install greed-env[ray]``. The training script is
-``greed train rllib`` (:mod:`greed_env.train.rllib_selfplay`); scaling out to a cluster is described in ``docs/scale.md``.
+``training/rllib_selfplay.py`` (``greed train rllib_selfplay``); scaling out to a cluster is described in ``docs/scale.md``.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from greed_env.rules.game import (
     new_game,
     parse_move,
     returns,
+    roll_wins,
     sample_roll,
 )
 from greed_env.rules.play import Chooser, play_out
@@ -110,6 +111,7 @@ __all__ = [
     "replay",
     "resolve_rules",
     "returns",
+    "roll_wins",
     "sample_roll",
     "save",
     "save_record",

@@ -116,6 +116,22 @@ class Rules:
         ),
     )
 
+    final_round_past_rounds: bool = field(
+        default=False,
+        metadata=_doc(
+            "A fixed number of rounds with a target and a final round: whether a final round "
+            "begun in the last round is played to its end. 001: 'The game ends when one player "
+            "reaches or exceeds the target score of 10,000 points (or the agreed number of "
+            "rounds). However, each player gets one final chance to beat that score. The winner "
+            "is the player with the highest score after everyone has had a final turn.' False "
+            "(default): the last round ends the game, cutting the final round short (a player who "
+            "reaches the target on the last turn of the last round leaves the earlier seats no "
+            "answer). True: 'each player gets one final chance' wins over the rounds: the final "
+            "round is played even past the last round. Only with rounds > 0, target > 0 and "
+            "final_round."
+        ),
+    )
+
     # --- getting on the board ----------------------------------------------------------------
     entry_threshold: int = field(
         default=0,
@@ -293,6 +309,25 @@ class Rules:
             "the dice decides how the roll is read'). See greed_env.rules.scoring for the algorithm."
         ),
     )
+    working_set_claims: bool = field(
+        default=True,
+        metadata=_doc(
+            "Whether a working set claims every tapped die of its face (tap-order rules). 002 "
+            "says 'The order you tap the dice decides how the roll is read, so the same dice can "
+            "pay differently' and 'A complete 1-6 inside one selection is always a large "
+            "straight, whatever order you tap it in'; it names no other combination that takes a "
+            "die whatever the order, and never says what a die of a face with a working set does "
+            "when it could also complete a small straight or three pairs. True (default): the "
+            "working set claims the die (it scores the set's value again) unless it completes a "
+            "large straight; with 2s working, a 2 with 3,4,5,6 grows the set and 3,4,5,6 score "
+            "nothing in every tap order. False: a die of a working face that completes a small "
+            "straight or three pairs as it is tapped locks that combination instead, together "
+            "with the pending dice and the dice of working faces tapped earlier in the keep "
+            "(which then leave their sets' growth); tapped before the combination's last die it "
+            "grows its set. With 2s working, 3,4,5,6,2 is the small straight 2-6 (750) and "
+            "2,3,4,5,6 grows the set of 2s. carry_over rules only."
+        ),
+    )
     trippn: bool = field(
         default=False,
         metadata=_doc(
@@ -341,6 +376,21 @@ class Rules:
             "003 variation: 'allowing players to take over from exactly where the previous player "
             "left off, including using their score. The next player could choose to begin a turn as "
             "normal or could begin by rolling the previous players remaining die (or dice).'"
+        ),
+    )
+
+    piggyback_counts_for_entry: bool = field(
+        default=True,
+        metadata=_doc(
+            "Whether points taken over by a piggyback count toward coming in. 003: 'Players must "
+            "score 600 points in one turn before their score begins to count' and the variation "
+            "'allowing players to take over from exactly where the previous player left off, "
+            "including using their score'. True (default): the points taken over are part of the "
+            "turn ('including using their score'), so 400 taken over and 200 rolled bank 600 and "
+            "come in. False: only the points the player rolls in the turn count toward the "
+            "threshold (they must 'score 600 points in one turn' themselves); the turn, once that "
+            "is made, banks with the points taken over. Only with piggyback and an entry "
+            "threshold of scope 'turn'."
         ),
     )
 
@@ -694,6 +744,23 @@ def _validate(r: Rules) -> None:
             f"rules field 'straight_fill_bonus' = {r.straight_fill_bonus!r} needs "
             "carry_over=True: only tap-order rules keep a small straight working to be filled"
         )
+    if not r.working_set_claims and not r.carry_over:
+        raise RulesError(
+            "rules field 'working_set_claims' = False needs carry_over=True: only tap-order rules "
+            "keep sets working from one keep to the next"
+        )
+    if r.final_round_past_rounds and not (r.rounds and r.target and r.final_round):
+        raise RulesError(
+            "rules field 'final_round_past_rounds' = True needs rounds > 0, target > 0 and "
+            "final_round=True: it plays a final round begun in the last round to its end"
+        )
+    if not r.piggyback_counts_for_entry and not (
+        r.piggyback and r.entry_threshold and r.entry_scope == "turn"
+    ):
+        raise RulesError(
+            "rules field 'piggyback_counts_for_entry' = False needs piggyback=True and an entry "
+            "threshold of entry_scope='turn': it says whether points taken over count toward it"
+        )
     if r.reroll_all_any_time and not r.reroll_all:
         raise RulesError("rules field 'reroll_all_any_time' = True needs reroll_all=True")
     if r.tie_rule == "first_finisher" and not (r.final_round or r.exact_target):
@@ -827,14 +894,15 @@ def preset_names() -> list[str]:
 
 
 def preset(name: str, **overrides: Any) -> Rules:
-    """The named preset, with `overrides` applied (each validated).
+    """The named preset (case and surrounding spaces ignored, as bot names are), with
+    `overrides` applied (each validated).
 
     Raises:
         RulesError: unknown preset name, unknown field, or a value out of range.
     """
     try:
-        base = PRESETS[name]
-    except KeyError:
+        base = PRESETS[name.strip().lower() if isinstance(name, str) else name]
+    except (KeyError, TypeError):
         raise RulesError(
             f"unknown rules preset {name!r}; known presets: {', '.join(preset_names())}"
         ) from None

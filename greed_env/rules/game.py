@@ -73,6 +73,7 @@ __all__ = [
     "new_game",
     "parse_move",
     "returns",
+    "roll_wins",
     "sample_roll",
 ]
 
@@ -174,6 +175,9 @@ class State(NamedTuple):
     for_nothing: bool = False
     rounds: int = 0
     piggy: tuple[int, int] | None = None
+    taken_over: int = 0
+    """Points of the turn taken over by a piggyback (0 in every other turn): they do not count
+    toward coming in under ``piggyback_counts_for_entry=False``."""
     contenders: tuple[int, ...] = ()
     order_rolls: tuple[int, ...] = ()
     final_left: tuple[int, ...] = ()
@@ -283,6 +287,12 @@ def _needs_entry(rules: Rules, s: State, p: int) -> bool:
     return rules.entry_until_made or s.turns[p] <= 1
 
 
+def _entry_points(rules: Rules, s: State) -> int:
+    """The turn's points that count toward coming in (scope 'turn'): all of them, or without
+    the points taken over by a piggyback under ``piggyback_counts_for_entry=False``."""
+    return s.turn_total if rules.piggyback_counts_for_entry else s.turn_total - s.taken_over
+
+
 def can_bank(rules: Rules, s: State) -> bool:
     """Whether banking is legal in this CONTINUE position."""
     if s.phase != Phase.CONTINUE or s.in_rolloff or s.turn_total <= 0 or s.bar >= 0:
@@ -291,7 +301,7 @@ def can_bank(rules: Rules, s: State) -> bool:
     if s.turn_total < rules.min_bank:
         return False
     if _needs_entry(rules, s, p):
-        if rules.entry_scope == "turn" and s.turn_total < rules.entry_threshold:
+        if rules.entry_scope == "turn" and _entry_points(rules, s) < rules.entry_threshold:
             return False
         if rules.entry_scope == "roll" and not s.entry_met:
             return False
@@ -439,6 +449,7 @@ def apply(rules: Rules, state: State, move: Move) -> State:
                 fresh=True,
                 bar=bar if rules.reroll_all_must_beat else -1,
                 entry_met=False,
+                taken_over=0,
                 event=f"rerolls all {rules.num_dice} dice, giving up {bar}",
             )
         if kind == "bust" and rules.voluntary_bust and not state.in_rolloff:
@@ -469,6 +480,7 @@ def apply(rules: Rules, state: State, move: Move) -> State:
                 dice=dice,
                 fresh=dice == rules.num_dice,
                 piggy=None,
+                taken_over=total,
                 event=f"piggybacks on {total} with {dice} dice",
             )
         if kind == "fresh":
@@ -538,9 +550,12 @@ def _continue_refusal(rules: Rules, s: State, kind: str) -> str:
         if s.turn_total < rules.min_bank:
             return f"a turn must reach {rules.min_bank} points to bank (turn total {s.turn_total})"
         if _needs_entry(rules, s, p):
+            own = "" if _entry_points(rules, s) == s.turn_total else (
+                f"; {s.taken_over} of them taken over, which do not count"
+            )
             return (
                 f"not on the board yet: {rules.entry_threshold} points in one "
-                f"{rules.entry_scope} are needed to come in (turn total {s.turn_total})"
+                f"{rules.entry_scope} are needed to come in (turn total {s.turn_total}{own})"
             )
         return "nothing to bank"
     if kind == "roll":
@@ -651,7 +666,7 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
     if roll not in _valid_rolls(state.dice):
         raise IllegalMove(f"expected {state.dice} dice showing 1..6, got {roll}", rule="roll")
     shown = ",".join(map(str, roll))
-    if rules.six_kind_wins and _six_of_a_kind(roll):
+    if roll_wins(rules, roll):
         s = state._replace(phase=Phase.KEEP, roll=roll, for_nothing=False, event=f"rolls {shown}")
         return _finish(s, (state.player,), f"player {state.player} rolled six of a kind: instant win")
     if state.for_nothing:
@@ -667,9 +682,12 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
     return _end_turn(rules, s, f"rolls {shown}: bust", bust=True)
 
 
-def _six_of_a_kind(roll: tuple[int, ...]) -> bool:
-    """Whether a sorted roll shows six (or more) dice of one face."""
-    return any(roll[i] == roll[i + 5] for i in range(len(roll) - 5))
+def roll_wins(rules: Rules, roll: tuple[int, ...]) -> bool:
+    """Whether the sorted ``roll`` wins the game at once: six (or more) dice of one face under
+    ``six_kind_wins`` (001 variant: 'Rolling six of the same number in one roll is an instant
+    win'). :func:`apply_roll` ends the game on it, before any keep; the solver counts it as a
+    terminal outcome of the roll distribution."""
+    return rules.six_kind_wins and any(roll[i] == roll[i + 5] for i in range(len(roll) - 5))
 
 
 def _begin_turn(rules: Rules, s: State, p: int, event: str = "") -> State:
@@ -688,6 +706,7 @@ def _begin_turn(rules: Rules, s: State, p: int, event: str = "") -> State:
         entry_met=False,
         for_nothing=False,
         piggy=offer,
+        taken_over=0,
         event=event or f"player {p} to play",
     )
 
@@ -767,7 +786,9 @@ def _next_turn(rules: Rules, s: State, piggy: tuple[int, int] | None) -> State:
     s = s._replace(
         rounds=s.rounds + 1, entered=entered, turn_total=0, roll=(), carry=EMPTY_CARRY, piggy=piggy
     )
-    if rules.rounds and s.rounds >= rules.rounds * n:
+    if rules.rounds and s.rounds >= rules.rounds * n and not (
+        s.endgame and rules.final_round_past_rounds
+    ):
         return _resolve_rounds(rules, s._replace(final_left=()))
     if s.endgame:
         left = tuple(x for x in s.final_left if x != p)

@@ -338,10 +338,13 @@ def _describe(event: Event) -> str:
 def save(record: GameRecord, path: str | os.PathLike[str]) -> Path:
     """Write ``record`` as JSON atomically: a new temporary file in the same folder (created
     exclusively, with the usual permissions), flushed to disk, then :func:`os.replace`, so
-    ``path`` never holds a half-written record. Returns the path."""
+    ``path`` never holds a half-written record; an existing ``path`` that is not a regular file
+    (a folder, a device, a pipe) is refused with an ``OSError``. Returns the path."""
     target = Path(path)
+    if target.exists() and not target.is_file():  # the rename would replace a device or a pipe
+        raise OSError(f"{target} exists and is not a regular file: refusing to replace it")
     text = json.dumps(record.to_dict(), indent=1) + "\n"
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    tmp = target.with_name(f".{target.name[:64]}.{os.getpid()}.{time.monotonic_ns()}.tmp")
     with open(tmp, "x", encoding="utf-8") as fh:
         try:
             fh.write(text)

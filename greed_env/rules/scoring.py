@@ -18,7 +18,8 @@ Two readings exist:
   2. a die whose face has a *working set* (made earlier this turn or earlier in this keep) is
      *held* for it: it scores the set's value again when the keep ends, unless a large straight
      takes it first ("A complete 1-6 inside one selection is always a large straight, whatever
-     order you tap it in");
+     order you tap it in"); under ``working_set_claims=False`` a small straight or three pairs
+     that it completes as it is tapped (with the pending and the held dice) takes it too;
   3. any other die joins the *pending* dice, and what it completes locks at once: a set at its
      third die, a large straight when the pending and held dice show every face, a small
      straight when the pending dice hold one, three pairs when a third face has two;
@@ -557,7 +558,10 @@ def _tap(rules: Rules, t: _Tapping, d: int) -> _Tapping:
     if t.sets[i]:
         held = _bump(t.held, i, 1)
         t = t._replace(held=held)
-        return _lock_large(rules, t) or t
+        locked = _lock_large(rules, t)
+        if locked is None and not rules.working_set_claims:
+            locked = _lock_with_held(rules, t, i)
+        return locked or t
     pending = _bump(t.pending, i, 1)
     t = t._replace(pending=pending)
     n = pending[i]
@@ -619,6 +623,58 @@ def _lock_large(rules: Rules, t: _Tapping) -> _Tapping | None:
         score=t.score + large[1],
         parts=(*t.parts, Part(large[2], FACES, large[1])),
         reading=_strongest(t.reading, "large"),
+    )
+
+
+def _take(t: _Tapping, use: Counts) -> tuple[Counts, Counts]:
+    """Pending and held dice left after ``use`` is taken, pending dice first."""
+    pending = list(t.pending)
+    held = list(t.held)
+    for k in range(6):
+        from_pending = min(use[k], pending[k])
+        pending[k] -= from_pending
+        held[k] -= use[k] - from_pending
+    return (
+        (pending[0], pending[1], pending[2], pending[3], pending[4], pending[5]),
+        (held[0], held[1], held[2], held[3], held[4], held[5]),
+    )
+
+
+def _lock_with_held(rules: Rules, t: _Tapping, i: int) -> _Tapping | None:
+    """``working_set_claims=False``: the die of face ``i + 1`` just tapped (and held, its face
+    has a working set) locks a small straight or three pairs that the pending dice and the
+    held dice hold with it, instead of growing its set; None if it completes neither."""
+    pool = tuple(p + h for p, h in zip(t.pending, t.held, strict=True))
+    for use, pts, label, fill in _straight_table(rules):
+        if sum(use) < 6 and use[i] and all(p >= u for p, u in zip(pool, use, strict=True)):
+            pending, held = _take(t, use)
+            return t._replace(
+                pending=pending,
+                held=held,
+                score=t.score + pts,
+                parts=(*t.parts, Part(label, _dice_of(use), pts)),
+                open_fills=(*t.open_fills, fill) if fill else t.open_fills,
+                reading=_strongest(t.reading, "small"),
+            )
+    if pool[i] < 2 or rules.num_dice < 6:
+        return None
+    others = [f for f in FACES if f != i + 1 and t.pending[f - 1] >= 2]
+    others += [f for f in FACES if f != i + 1 and f not in others and pool[f - 1] >= 2]
+    if len(others) < 2:
+        return None
+    faces = tuple(sorted((i + 1, *others[:2])))
+    value = _pairs_value(rules, faces)
+    if not value:
+        return None
+    used = _one_hot(faces, 2)
+    pending, held = _take(t, used)
+    return t._replace(
+        pending=pending,
+        held=held,
+        score=t.score + value,
+        parts=(*t.parts, Part(f"three pairs {'-'.join(map(str, faces))}", _dice_of(used), value)),
+        pairs=faces,
+        reading=_strongest(t.reading, "pairs"),
     )
 
 

@@ -24,8 +24,10 @@ import json
 from typing import Any, TextIO
 
 from greed_env.rules.config import Rules, resolve_rules
+from greed_env.solver import interrupts
 from greed_env.solver.bot import OptimalBot
-from greed_env.solver.model import SolverError
+from greed_env.solver.model import SolverError, check_supported
+from greed_env.solver.size import SolveTooBigError, check_size, estimate
 from greed_env.solver.table import (
     OBJECTIVES,
     SolverTable,
@@ -37,6 +39,7 @@ from greed_env.solver.table import (
 __all__ = [
     "OBJECTIVES",
     "OptimalBot",
+    "SolveTooBigError",
     "SolverError",
     "SolverTable",
     "TableError",
@@ -49,31 +52,52 @@ __all__ = [
 ]
 
 
-def solve(rules: Rules | str, objective: str, progress: TextIO | None = None, **opts: Any) -> SolverTable:
+def solve(
+    rules: Rules | str, objective: str, progress: TextIO | None = None, force: bool = False, **opts: Any
+) -> SolverTable:
     """Solve ``objective`` under ``rules`` (a :class:`Rules` or a preset name).
 
     ``progress``: a stream on which a bar with the time left is drawn while solving (default:
     the stream of :func:`greed_env.solver.progress.report_to`, which the ``greed`` command
-    sets to standard error; None there: silent).
+    sets to standard error; None there: silent). Its first line gives the estimate of
+    :func:`greed_env.solver.size.estimate` (positions, memory, time).
 
     Options: ``tol`` (convergence tolerance, default 1e-12), ``cap`` (turn objective: points
     where the tail policy starts; chosen and checked automatically by default), ``floor``
     (race/duel with a bust penalty: lowest banked score modelled, in points). Carry-over rules
-    take ``max_states`` (memory guard of the carry-over engine).
+    take ``max_states`` (memory guard of the carry-over engine). A solve estimated past the
+    limits of :func:`greed_env.solver.size.check_size` (the machine's memory, a day) is refused
+    before it starts unless ``force``.
+
+    Under the ``greed`` command's interrupt handling (:mod:`greed_env.solver.interrupts`) the
+    solve is a deferred region: Ctrl-C is raised between its passes, or the process ends
+    within seconds when a compiled pass holds it.
 
     Raises:
         SolverError: unknown objective, or a rule variant or size the solver does not handle.
+        SolveTooBigError: (a SolverError) the estimate is past the limits and not ``force``.
     """
     rules = resolve_rules(rules)
     if objective not in OBJECTIVES:
         raise SolverError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
     key = options_key(opts)
+    check_supported(rules, objective)
+    size = estimate(rules, objective, **opts)
+    if not force:
+        try:
+            check_size(size, rules)
+        except SolveTooBigError as exc:
+            raise SolveTooBigError(
+                f"{exc}; `{solve_command(rules, objective, key)} --force` solves it anyway", exc.size
+            ) from None
     from greed_env.solver import progress as prog
 
     prog.begin()
     stream = progress if progress is not None else prog.default_stream()
     try:
-        with contextlib.nullcontext() if stream is None else prog.solving(rules, objective, stream):
+        with interrupts.deferred(), (
+            contextlib.nullcontext() if stream is None else prog.solving(rules, objective, stream, about=size.describe())
+        ):
             table = _solve(rules, objective, key, opts)
             prog.finish()
     finally:
@@ -193,6 +217,13 @@ def solve_command(rules: Rules, objective: str, key: dict[str, Any] | None = Non
     return " ".join(words)
 
 
+def _recovery(path: Any, rules: Rules, objective: str, key: dict[str, Any]) -> str:
+    """How to get a usable table in place of the unusable file ``path``."""
+    if path.parent == package_table_dir():
+        return "the installed package is damaged: reinstall greed-env (pip install --force-reinstall greed-env)"
+    return f"delete it (rm {path}) and run `{solve_command(rules, objective, key)}` to solve it again"
+
+
 def load_table(
     rules: Rules | str,
     objective: str,
@@ -210,15 +241,19 @@ def load_table(
 
     Raises:
         TableError: a file exists but is corrupt, for other rules or options, or not
-            converged (never silently replaced), or no table exists and ``solve_if_missing``
-            is False.
+            converged (never silently replaced; the message says which file to delete and the
+            ``greed solve`` command that writes it again), or no table exists and
+            ``solve_if_missing`` is False.
         SolverError: an option out of range, or rules the solver does not model.
     """
     rules = resolve_rules(rules)
     key = options_key(opts)
     for path in table_paths(rules, objective, **opts):
         if path.exists():
-            table = SolverTable.load(path, rules, objective)
+            try:
+                table = SolverTable.load(path, rules, objective)
+            except TableError as exc:
+                raise TableError(f"{exc}; {_recovery(path, rules, objective, key)}") from None
             stored = table.meta.get("solve_options") or {}
             if stored != key:
                 raise TableError(

@@ -61,7 +61,9 @@ class TurnContext:
 
     ``bank_val``/``bank_ok``: value and legality of banking at each turn total; ``x``: value of
     a bust; ``t_cap``: first total of the tail policy; ``tail``: tail gain per dice count;
-    ``sense``: +1 when higher values are better, -1 for the race (expected turns).
+    ``sense``: +1 when higher values are better, -1 for the race (expected turns); ``win``: the
+    value of a roll that wins the game at once (``six_kind_wins``): 1 for a probability of
+    winning, 0 turns left for the race.
     """
 
     t_cap: int
@@ -71,6 +73,7 @@ class TurnContext:
     tail: np.ndarray
     sense: int = 1
     offset: float = 0.0
+    win: float = 1.0
 
 
 def _units(points: int, unit: int) -> int:
@@ -139,7 +142,7 @@ def _race_context(table: SolverTable, rules: Rules, tb: RollTables, state: State
         bank_val = np.concatenate([bank_val, np.full(extra, bank_val[-1])])
         bank_ok = np.concatenate([bank_ok, np.ones(extra, dtype=bool)])
         t_cap = at_least + 1
-    return TurnContext(int(t_cap), np.asarray(bank_val, float), np.asarray(bank_ok, bool), x, zeros, -1, 1.0)
+    return TurnContext(int(t_cap), np.asarray(bank_val, float), np.asarray(bank_ok, bool), x, zeros, -1, 1.0, 0.0)
 
 
 def _duel_context(table: SolverTable, rules: Rules, tb: RollTables, state: State, at_least: int, need_u: int) -> TurnContext:
@@ -161,6 +164,13 @@ def _duel_context(table: SolverTable, rules: Rules, tb: RollTables, state: State
         t = np.arange(size)
         bank_val = np.where(t > xx, 1.0, np.where(t == xx, 0.5, 0.0))
         return TurnContext(t_cap, bank_val, t >= need_u, 0.0, zeros)
+    if rules.rounds and rules.target == 0:
+        k = rounds.turns_left(rules, state.rounds)
+        t_cap, bank_val, bank_ok, x = rounds.no_target_context(
+            k, int(state.entered[p]), int(state.entered[o]), a - b, int(table.meta["span_units"]), need_u, v,
+            False, tb.max_keep, at_least + 1,
+        )
+        return TurnContext(int(t_cap), bank_val, bank_ok, float(x), zeros)
     if v.ndim == 4:
         lo = table.meta["floor_points"] // unit
         k = v.shape[2]
@@ -181,11 +191,13 @@ def _duel_context(table: SolverTable, rules: Rules, tb: RollTables, state: State
     if v.ndim == 3:
         k = rounds.turns_left(rules, state.rounds)
         eps = cap_eps(float(table.meta.get("tolerance", 1e-12)))
+        past = rules.final_round_past_rounds
         margin = int(rounds.rounds_margin(
-            k, a, b, target, rules.final_round, table.meta["p_min_bust"], eps, v, g_in, g_out
+            k, a, b, target, rules.final_round, table.meta["p_min_bust"], eps, v, g_in, g_out, past
         ))
         t_cap, bank_val, bank_ok = rounds.rounds_bank_values(
-            k, a, b, target, margin, need_u, rules.final_round, v, g_in, g_out, tb.max_keep, at_least + 1
+            k, a, b, target, margin, need_u, rules.final_round, v, g_in, g_out, tb.max_keep, at_least + 1,
+            past,
         )
         return TurnContext(int(t_cap), bank_val, bank_ok, float(rounds.bust_value(k, a, b, v)), zeros)
     margin = 0
@@ -243,6 +255,7 @@ class OptimalBot:
         self.table = table
         self.objective = objective
         self.name = f"optimal-{objective}"
+        self.max_players = 2 if objective == "duel" else None  # the duel table: two seats
         self._cache: OrderedDict[Any, tuple[TurnContext, dict[str, np.ndarray]]] = OrderedDict()
         if self.rules.carry_over:
             from greed_env.solver import carry
@@ -259,7 +272,7 @@ class OptimalBot:
             return hit
         ctx = turn_context(self.table, rules, state, at_least=t_units)
         tb = roll_tables(rules, needs_full_tables(rules, self.objective))
-        arr = turn_arrays(rules, tb, ctx.t_cap, ctx.bank_val, ctx.bank_ok, ctx.x, ctx.tail)
+        arr = turn_arrays(rules, tb, ctx.t_cap, ctx.bank_val, ctx.bank_ok, ctx.x, ctx.tail, ctx.win)
         self._cache[key] = (ctx, arr)
         if len(self._cache) > _CACHE_SIZE:
             self._cache.popitem(last=False)

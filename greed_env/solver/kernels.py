@@ -42,8 +42,8 @@ __all__ = [
 
 @njit(cache=True)
 def _reroll_value(b: int, x: float, tab: tuple, c: np.ndarray, d: np.ndarray, w: np.ndarray, dw: np.ndarray, reroll: int) -> Any:
-    num_dice, _hot, gs, gp, ga, pb, ost, osc, _om, ooff, _max_keep = tab
-    acc = pb[num_dice] * x
+    num_dice, _hot, gs, gp, ga, pb, ost, osc, _om, ooff, _max_keep, pw = tab
+    acc = pb[num_dice] * x + pw[num_dice]
     dacc = pb[num_dice]
     for g in range(gs[num_dice], gs[num_dice + 1]):
         if ga[g] <= b:
@@ -91,7 +91,7 @@ def turn_dp(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, t
 
     The value at the start of a turn is ``c[num_dice]`` (t = 0; banking 0 is never legal).
     """
-    num_dice, _hot, gs, gp, ga, pb, ost, _osc, _om, ooff, _max_keep = tab
+    num_dice, _hot, gs, gp, ga, pb, ost, _osc, _om, ooff, _max_keep, pw = tab
     width = num_dice + 1
     size = bank_val.shape[0]
     for t in range(size - 1, t_cap - 1, -1):
@@ -111,7 +111,7 @@ def turn_dp(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.ndarray, t
         ok = bank_ok[t]
         base = t * width
         for n in range(1, width):
-            acc = pb[n] * x
+            acc = pb[n] * x + pw[n]
             dacc = pb[n]
             for g in range(gs[n], gs[n + 1]):
                 bv = -np.inf
@@ -577,7 +577,7 @@ def turn_dp_policy(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.nda
     """:func:`turn_dp` without a reroll-all or a tail, also recording the policy: ``choice``
     (out, ``t_cap * groups``) holds, for the roll group ``g`` at turn total ``t``, the index in
     ``c`` of the option chosen (the first best, as :func:`turn_dp` picks it)."""
-    num_dice, _hot, gs, gp, _ga, pb, ost, _osc, _om, ooff, _max_keep = tab
+    num_dice, _hot, gs, gp, _ga, pb, ost, _osc, _om, ooff, _max_keep, _pw = tab
     width = num_dice + 1
     n_groups = gs[width]
     size = bank_val.shape[0]
@@ -635,7 +635,7 @@ def end_distribution(t_cap: int, tab: tuple, bank_val: np.ndarray, bank_ok: np.n
     ``m`` is scratch of the layout of ``r``. Returns the probability of a bust (a stranded
     turn counted as one), so the turn's value is ``sum(end * bank_val) + bust * x``.
     """
-    num_dice, _hot, gs, gp, _ga, pb, _ost, _osc, _om, _ooff, _max_keep = tab
+    num_dice, _hot, gs, gp, _ga, pb, _ost, _osc, _om, _ooff, _max_keep, _pw = tab
     width = num_dice + 1
     n_groups = gs[width]
     size = bank_val.shape[0]

@@ -92,6 +92,9 @@ class LadderBot:
         name: the bot's name (default ``ladder-T<temperature>``).
     """
 
+    max_players = 2
+    """Two-player games only (the duel table's win probabilities)."""
+
     def __init__(
         self,
         rules: Rules | str,

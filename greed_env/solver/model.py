@@ -33,9 +33,11 @@ from math import factorial, gcd
 import numpy as np
 
 from greed_env.rules.config import Rules
+from greed_env.rules.game import roll_wins
 from greed_env.rules.scoring import EMPTY_CARRY, keep_options
 
 __all__ = [
+    "SIX_KIND_REASON",
     "RollTables",
     "SolverError",
     "check_supported",
@@ -60,13 +62,24 @@ def roll_distribution(n: int) -> list[tuple[tuple[int, ...], float]]:
     return out
 
 
+SIX_KIND_REASON = {
+    "turn": "a rolled six of a kind ends the game with a win, which is worth no number of "
+    "points; the race and the duel count it",
+    "entry": "a rolled six of a kind ends the game with a win, which is not coming in; the race "
+    "and the duel count it",
+}
+"""Why the objective cannot value ``six_kind_wins`` (the refusal names it)."""
+
+
 def check_supported(rules: Rules, objective: str | None = None) -> None:
     """Raise :class:`SolverError` naming the field if the solver does not model it.
 
     Unsupported: ``piggyback`` (the previous player's turn would enter every position),
     ``entry_scope='roll'``, ``entry_until_made=False`` with an entry threshold,
-    ``six_kind_wins``, a bust penalty combined with an entry threshold or without hot dice,
-    and Trippn (``trippn=True``) on demand for every objective but ``entry``: its dice states
+    a bust penalty combined with an entry threshold or without hot dice,
+    ``six_kind_wins`` where the win has no value in the objective's terms (``turn``: points;
+    ``entry``: coming in; see :data:`SIX_KIND_REASON`), with carry-over rules or with a bust
+    penalty, and Trippn (``trippn=True``) on demand for every objective but ``entry``: its dice states
     are finite but take about an hour of CPU (and 17 GB) to enumerate, so its ``turn`` table (bounded by
     the exact target only: with sets of 2s, 3s, 4s and 6s working every die scores) is solved
     once by ``benchmarks/trippn_turn.py`` and shipped, without move values; ``race`` and
@@ -87,7 +100,12 @@ def check_supported(rules: Rules, objective: str | None = None) -> None:
     if rules.entry_threshold and not rules.entry_until_made:
         bad.append("entry_until_made=False")
     if rules.six_kind_wins:
-        bad.append("six_kind_wins=True")
+        if objective in ("turn", "entry"):
+            bad.append(f"six_kind_wins=True for the {objective} objective ({SIX_KIND_REASON[objective]})")
+        if rules.carry_over:
+            bad.append("six_kind_wins=True with carry-over rules (their tables hold no terminal roll outcome)")
+        if rules.bust_penalty_after and rules.bust_penalty:
+            bad.append("six_kind_wins=True with a bust penalty (the penalty solvers hold no terminal roll outcome)")
     if rules.bust_penalty_after and rules.bust_penalty and (rules.entry_threshold or not rules.hot_dice):
         bad.append("a bust penalty together with an entry threshold or without hot dice")
     if bad:
@@ -115,6 +133,9 @@ class RollTables:
         opt_m: dice to roll after the option (a full set after hot dice).
         opt_off: ``opt_s * (num_dice + 1) + opt_m``, the option's offset in a flat
             (turn total, dice) array.
+        p_win: probability that a roll of ``n`` dice wins the game at once
+            (``six_kind_wins``: six or more of one face showing); such rolls are in no group
+            and not in ``p_bust``.
     """
 
     unit: int
@@ -131,9 +152,15 @@ class RollTables:
     opt_s: np.ndarray
     opt_m: np.ndarray
     opt_off: np.ndarray
+    p_win: np.ndarray
 
-    def kernel_tables(self) -> tuple:
-        """The tuple the kernels take (see ``greed_env.solver.kernels``)."""
+    def kernel_tables(self, win: float = 1.0) -> tuple:
+        """The tuple the kernels take (see ``greed_env.solver.kernels``).
+
+        ``win``: the value of a roll that wins the game at once, in the objective's terms (1 for
+        a probability of winning, 0 turns left for the race); its last entry is
+        ``p_win * win``, the expected value a roll of ``n`` dice gets from such rolls.
+        """
         return (
             self.num_dice,
             self.hot_dice,
@@ -146,6 +173,7 @@ class RollTables:
             self.opt_m,
             self.opt_off,
             self.max_keep,
+            self.p_win * float(win),
         )
 
 
@@ -176,8 +204,12 @@ def roll_tables(rules: Rules, full: bool = False) -> RollTables:
     n_dice = rules.num_dice
     raw: list[tuple[int, float, list[tuple[int, int]]]] = []
     scores: list[int] = []
+    p_win = np.zeros(n_dice + 1)
     for n in range(1, n_dice + 1):
         for roll, p in roll_distribution(n):
+            if roll_wins(rules, roll):
+                p_win[n] += p
+                continue
             opts = {(len(o.dice), o.score) for o in keep_options(rules, roll, EMPTY_CARRY, n == n_dice)}
             scores.extend(sc for _, sc in opts)
             raw.append((n, p, sorted(opts)))
@@ -232,4 +264,5 @@ def roll_tables(rules: Rules, full: bool = False) -> RollTables:
         opt_s=s_arr,
         opt_m=m_arr,
         opt_off=s_arr * (n_dice + 1) + m_arr,
+        p_win=p_win,
     )

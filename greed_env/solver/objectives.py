@@ -82,8 +82,12 @@ def turn_arrays(
     bank_ok: np.ndarray,
     x: float,
     tail: np.ndarray | None = None,
+    win: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """Run the in-turn kernel and return its arrays reshaped to (total, dice).
+
+    ``win``: the value of a roll that wins the game at once (``six_kind_wins``; see
+    :meth:`~greed_env.solver.model.RollTables.kernel_tables`).
 
     Keys: ``c`` (value after a keep), ``d`` (its d/dbust), ``r`` (value of rolling), ``w``
     (value of a reroll-all with bar B), each indexed by turn total in units.
@@ -99,7 +103,7 @@ def turn_arrays(
     if tail is None:
         tail = np.zeros(width)
     kernels.turn_dp(
-        t_cap, tb.kernel_tables(), bank_val, bank_ok, tail, float(x), reroll_mode(rules), c, d, r, dr, w, dw
+        t_cap, tb.kernel_tables(win), bank_val, bank_ok, tail, float(x), reroll_mode(rules), c, d, r, dr, w, dw
     )
     return {
         "c": c.reshape(size, width),
@@ -151,7 +155,7 @@ def solve_turn(rules: Rules, tol: float = DEFAULT_TOL, cap: int | None = None) -
     until the policy just below it is the tail policy and doubling it changes no value by
     more than ``tol``.
     """
-    check_supported(rules)
+    check_supported(rules, "turn")
     t0 = time.perf_counter()
     tb = roll_tables(rules, needs_full_tables(rules, "turn"))
     tail = tail_gain(tb)
@@ -231,7 +235,7 @@ def _average_reward(phi: Any, k: int, penalty: float, tol: float) -> tuple[float
 
 def solve_entry(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
     """Probability of banking at least the come-in threshold (or the minimum bank) in one turn."""
-    check_supported(rules)
+    check_supported(rules, "entry")
     t0 = time.perf_counter()
     tb = roll_tables(rules, needs_full_tables(rules, "entry"))
     need = _need(rules, tb.unit, entered=False)
@@ -260,7 +264,7 @@ def solve_entry(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
 def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None) -> SolverTable:
     """Least expected number of turns to bank the target from every banked score (a fixed
     number of rounds is ignored: the race counts the turns however many are played)."""
-    check_supported(rules)
+    check_supported(rules, "race")
     if rules.target <= 0:
         raise SolverError("the race needs a target (target=0: a game of rounds alone)")
     t0 = time.perf_counter()
@@ -283,7 +287,8 @@ def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         meta.update(floor_points=lo * unit, sweeps=sweeps, last_change=change)
         arrays = {"expected_turns": r}
     else:
-        r, iters = kernels.race_solve(target, thr, mb, tb.kernel_tables(), reroll_mode(rules), tol, _MAX_ITER, counter())
+        # a roll that wins at once ends the race: no turns left after it
+        r, iters = kernels.race_solve(target, thr, mb, tb.kernel_tables(0.0), reroll_mode(rules), tol, _MAX_ITER, counter())
         if np.any(iters < 0):
             raise SolverError("the race Newton iteration did not converge")
         head = float(r[0])
@@ -348,7 +353,7 @@ def final_round_caps(
 
 def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None) -> SolverTable:
     """Probability that the player to move wins, from every pair of banked scores (2 players)."""
-    check_supported(rules)
+    check_supported(rules, "duel")
     if rules.max_players < 2:
         raise SolverError(f"{rules.name} is not played by two players")
     if rules.rounds:

@@ -34,6 +34,7 @@ from typing import TextIO
 import numpy as np
 
 from greed_env.rules.config import Rules
+from greed_env.solver import interrupts
 
 __all__ = [
     "advance",
@@ -101,7 +102,11 @@ def end() -> None:
 
 def plan(*stages: tuple[str, float]) -> None:
     """Declare the stages of the running solve as ``(name, estimated work)`` pairs, the work
-    in one unit for all (e.g. in-turn rows); the first stage starts now, its counter at 0."""
+    in one unit for all (e.g. in-turn rows); the first stage starts now, its counter at 0.
+
+    A safe point for Ctrl-C (:func:`greed_env.solver.interrupts.check`), as :func:`advance` is.
+    """
+    interrupts.check()
     with _LOCK:
         _RUN.names = [name for name, _ in stages]
         _RUN.weights = [max(float(work), 0.0) for _, work in stages]
@@ -114,7 +119,8 @@ def plan(*stages: tuple[str, float]) -> None:
 
 
 def advance() -> None:
-    """The current stage is done; the next starts (its counter at 0)."""
+    """The current stage is done; the next starts (its counter at 0). A safe point for Ctrl-C."""
+    interrupts.check()
     with _LOCK:
         _RUN.stage += 1
         _COUNTER[:] = 0.0
@@ -249,9 +255,14 @@ def _isatty(stream: TextIO) -> bool:
 
 
 @contextlib.contextmanager
-def solving(rules: Rules, objective: str, stream: TextIO, interval: float = 1.0) -> Iterator[None]:
-    """Report on ``stream`` while the body solves ``objective`` under ``rules``."""
+def solving(
+    rules: Rules, objective: str, stream: TextIO, interval: float = 1.0, about: str = ""
+) -> Iterator[None]:
+    """Report on ``stream`` while the body solves ``objective`` under ``rules``; ``about`` (the
+    size estimate, :meth:`greed_env.solver.size.SolveSize.describe`) is shown when solving
+    starts and beside the bar while no fraction is known."""
     what = f"solving the {objective} table for {rules.name} ({rules.fingerprint})"
+    first = f"{what} ({about})" if about else what
     t0 = time.perf_counter()
     tty = _isatty(stream)
     known: list[tuple[float, float]] = []  # (time, fraction) when the fraction became known
@@ -269,6 +280,8 @@ def solving(rules: Rules, objective: str, stream: TextIO, interval: float = 1.0)
                 left = (now - t_known) * (1.0 - frac) / (frac - f_known)
         with _LOCK:
             extra = f" ({_RUN.note})" if _RUN.note and frac != 1.0 else ""
+        if frac is None and not extra and about:
+            extra = f" ({about})"
         text = f"{what}: {bar(frac, now - t0, left)}{extra}"
         if tty:
             stream.write(f"\r{text}\033[K")
@@ -282,10 +295,10 @@ def solving(rules: Rules, objective: str, stream: TextIO, interval: float = 1.0)
             print(text, file=stream, flush=True)
 
     if tty:
-        stream.write(f"{what}: 0 s")
+        stream.write(f"{first}: 0 s")
         stream.flush()
     else:
-        print(f"{what} ...", file=stream, flush=True)
+        print(f"{first} ...", file=stream, flush=True)
     try:
         with watching(draw, interval):
             yield

@@ -1,23 +1,23 @@
-"""PPO training of greed_env agents (sb3-contrib MaskablePPO) in CleanRL's spirit.
+"""The reusable parts of the training scripts in ``training/`` (MaskablePPO and RLlib).
 
-One readable module per script, each with a dataclass ``Args`` (a docstring per field), a
-seeding block and a ``main(args)``:
+The recipes themselves are the scripts, one readable file each (``training/ppo_turn.py``,
+``ppo_duel.py``, ``ppo_selfplay.py``, ``progressive_race.py``, ``rllib_selfplay.py``), run as
+``python training/NAME.py ...`` or ``greed train NAME ...`` (:mod:`greed_env.train.scripts`
+finds them). What they import from here:
 
-* :mod:`greed_env.train.solo`: ``greed_env/Solitaire-v0``, objective ``turn`` or ``race``;
-* :mod:`greed_env.train.duel`: ``greed_env/Duel-v0`` against a chosen opponent bot;
-* :mod:`greed_env.train.selfplay`: 2-8 players on the PettingZoo env, one shared policy
-  against a pool of its own past snapshots.
+* :mod:`~greed_env.train.args`: the command line from the ``Args`` dataclass, checks, run names;
+* :mod:`~greed_env.train.session`: the run folder, ``--resume``, the final model and its card;
+* :mod:`~greed_env.train.runs`: run folders, atomic checkpoints, ``eval.csv``;
+* :mod:`~greed_env.train.backends`: environment factories and ``--vector subproc|dummy|native``;
+* :mod:`~greed_env.train.callback`: periodic evaluation, checkpoints, entropy schedule, progress;
+* :mod:`~greed_env.train.tensorboard`: TensorBoard scalars grouped as ``charts/``, ``losses/``, ``eval/``;
+* :mod:`~greed_env.train.policy` and :mod:`~greed_env.train.features`: the network;
+* :mod:`~greed_env.train.warmstart`: ``--init-from`` and ``--init-temperature``;
+* :mod:`~greed_env.train.curriculum`: exploring starts on the native vector engine;
+* :mod:`~greed_env.train.shaping`: the solver's potential-based reward shaping;
+* :mod:`~greed_env.train.selfplay_env`: one seat of ``greed_v0`` against past snapshots;
+* :mod:`~greed_env.train.soup`: the weight average of runs fine-tuned from one model;
+* :mod:`~greed_env.train.rllib_curve`: RLlib results and the learning curve on benchmark tasks.
 
-The shared machinery (argument parsing from the dataclass, run directories, checkpoints and
-``--resume``, TensorBoard key groups, the progress bar, periodic evaluation against the exact
-solver, the model card) lives in :mod:`greed_env.train.args`, :mod:`~greed_env.train.runs`,
-:mod:`~greed_env.train.backends`, :mod:`~greed_env.train.tensorboard`,
-:mod:`~greed_env.train.callback`, :mod:`~greed_env.train.warmstart` and the loop that joins
-them, :mod:`~greed_env.train.loop`. Importing this package, the
-``Args`` classes or :mod:`greed_env.train.args` does not import torch; ``main`` does.
-Run them as ``greed train solo|duel|selfplay ...`` (or ``python -m greed_env.train.solo ...``);
-the recipes behind docs/results.md, seeds of these runs with their table, as
-``greed train recipe turn|duel ...`` (:mod:`greed_env.train.recipes`).
+Importing this package or :mod:`greed_env.train.args` does not import torch.
 """
-
-SCRIPTS = ("solo", "duel", "selfplay")

@@ -1,4 +1,4 @@
-"""Command-line parsing from an argument dataclass, and run names.
+"""Command-line parsing from a training script's argument dataclass, checks, and run names.
 
 :func:`build_parser` turns the fields of a dataclass into ``--kebab-case`` options: the help
 text of each option is the docstring written under the field (as tyro and CleanRL do), the
@@ -34,10 +34,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
+from greed_env.files import folder_problem
 from greed_env.rules.config import Rules, RulesError, parse_sets, preset
 
 __all__ = [
-    "PPOArgs",
     "add_dataclass_arguments",
     "build_parser",
     "check_args",
@@ -46,7 +46,6 @@ __all__ = [
     "parse_args",
     "rules_from_args",
     "run_name",
-    "run_script",
 ]
 
 T = TypeVar("T")
@@ -162,20 +161,6 @@ def parse_args(cls: type[T], argv: Sequence[str] | None = None, prog: str | None
     return namespace_to(cls, build_parser(cls, prog=prog).parse_args(argv))
 
 
-def run_script(main: Any, cls: type[T], argv: Sequence[str] | None, prog: str) -> int:
-    """Parse ``argv`` into ``cls`` and run ``main``; a refused setting (``ValueError``, a rules
-    error, a missing or existing run) ends with one line on stderr and status 2, as in ``greed``."""
-    import sys
-
-    args = parse_args(cls, argv, prog=prog)
-    try:
-        main(args)
-    except (ValueError, FileNotFoundError, FileExistsError) as exc:
-        print(f"{prog}: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    return 0
-
-
 def rules_from_args(name: str, sets: Sequence[str] = ()) -> Rules:
     """The preset ``name`` with the ``--set FIELD=VALUE`` overrides (the parser of every
     ``greed`` command: :func:`greed_env.rules.config.parse_sets`).
@@ -199,126 +184,10 @@ def run_name(rules: str, objective: str, exp_name: str, seed: int, start_time: i
     return f"{rules}__{objective}__{exp_name}__{seed}__{stamp}"
 
 
-@dataclasses.dataclass
-class PPOArgs:
-    """Arguments every training script shares: run bookkeeping, vector envs and PPO settings."""
-
-    exp_name: str = "ppo"
-    """name of this experiment (the third part of the run name)"""
-    seed: int = 1
-    """seed of the experiment (environments, network initialisation, evaluation episodes)"""
-    rules: str = "ten_thousand"
-    """rules preset to train on"""
-    rules_set: list[str] = dataclasses.field(
-        default_factory=list, metadata={"flag": "--set", "metavar": "FIELD=VALUE", "replaces": "--rules-set"}
-    )
-    """override one rules field of the preset (repeatable), e.g. --set target=3000 --set entry_threshold=500"""
-    total_timesteps: int = 500_000
-    """total environment steps (decisions of the learner) of the run"""
-    num_envs: int = 2
-    """parallel environments"""
-    vector: Literal["subproc", "dummy", "native"] = "subproc"
-    """vector environment: 'subproc' (one process per environment), 'dummy' (in this process) or
-    'native' (the batched numba engine of greed_env.vector; Solitaire-v0 and Duel-v0)"""
-    learning_rate: float = 3e-4
-    """Adam learning rate (at the start, see --anneal-lr)"""
-    anneal_lr: bool = True
-    """anneal the learning rate linearly to zero over the run"""
-    num_steps: int = 512
-    """steps per environment per rollout (rollout size = num_envs * num_steps)"""
-    minibatch_size: int = 256
-    """minibatch size of the PPO update"""
-    update_epochs: int = 4
-    """epochs over each rollout"""
-    gamma: float = 1.0
-    """discount factor (1: every objective here is an undiscounted episodic total)"""
-    gae_lambda: float = 0.95
-    """lambda of generalised advantage estimation"""
-    clip_coef: float = 0.2
-    """PPO surrogate clipping coefficient"""
-    ent_coef: float = 0.01
-    """entropy bonus coefficient at the start of the run"""
-    ent_coef_final: float = 0.0
-    """entropy bonus coefficient reached at --ent-anneal-fraction of the run (then held)"""
-    ent_anneal_fraction: float = 0.8
-    """fraction of the run over which the entropy coefficient is annealed linearly"""
-    vf_coef: float = 0.5
-    """value-loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
-    target_kl: float | None = None
-    """stop an update early once the approximate KL exceeds this (None: never)"""
-    features: Literal["greed", "margin", "margin-final", "margin-cross", "none"] = "greed"
-    """policy inputs: 'greed' appends exact readings of dice counts, dice in hand, turn total and
-    scores to the observation (greed_env.bots.featurize); 'margin' adds readings of the margin
-    after banking over the best other seat (for games against opponents); 'margin-final' reads
-    it in final rounds only (zero before); 'margin-cross' adds to those a copy read only when
-    banking would reach the target before a final round; 'none' feeds the observation alone"""
-    policy_head: Literal["structured", "plain"] = "structured"
-    """action logits: 'structured' adds a shared term driven by each keep's points and dice count
-    (rare keeps learn from common ones; greed_env.train.features), 'plain' is one linear layer"""
-    set_readings: bool = True
-    """with --features greed or margin*: read the working sets as per-face thermometers (carry-over
-    rules such as progressive; features version 4); --no-set-readings leaves them out"""
-    need_readings: bool = False
-    """with --features greed or margin* under an exact target (progressive): also read the points
-    still needed to land on the target after banking now (features version 5)"""
-    lean_masking: bool = False
-    """compute the masked action distribution with one log-softmax (greed_env.train.features
-    LeanMaskableCategorical: the same values, a fraction of sb3-contrib's update time when there
-    are thousands of actions, as in progressive)"""
-    net_width: int = 128
-    """units per hidden layer (policy and value networks are separate MLPs)"""
-    net_depth: int = 2
-    """hidden layers"""
-    activation: Literal["tanh", "relu"] = "tanh"
-    """hidden-layer activation"""
-    vf_width: int = 0
-    """units per hidden layer of the value network (0: --net-width)"""
-    vf_depth: int = 0
-    """hidden layers of the value network (0: --net-depth)"""
-    vf_warmup: int = 0
-    """environment steps at the start of the run during which only the value network learns
-    (the policy is frozen), e.g. to fit a new critic (--vf-width / --vf-depth) to an --init-from
-    policy before its advantages move that policy"""
-    init_from: str | None = None
-    """start a fresh run from the weights of this model zip (same rules and network shape; a
-    model without the margin readings can start a --features margin(-final) run, their weights
-    at 0; a wider value network (--vf-width) starts as the same function, one of another depth
-    (--vf-depth) afresh)"""
-    init_temperature: float = 1.0
-    """divide the --init-from policy's logits of the moves other than keeps (bank, roll on, ...)
-    by this (>= 1): its greedy moves stay the same, but bank-or-roll choices it had all but
-    ruled out are sampled again, so PPO can find where they pay (a turn policy never banks
-    with six dice; in a duel's final round with the lead in hand that wins outright)"""
-    eval_every: int = 25_000
-    """environment steps between evaluations against the solver"""
-    eval_episodes: int = 2000
-    """episodes per periodic evaluation (deterministic masked actions)"""
-    eval_regret_episodes: int = 2000
-    """episodes of each evaluation whose decisions are scored by the solver (regret)"""
-    final_eval_episodes: int = 20_000
-    """episodes of the final evaluation written into the model card"""
-    eval_seed: int = 12_345
-    """seed of the evaluation episodes (the same episodes at every evaluation)"""
-    checkpoint_every: int = 25_000
-    """environment steps between checkpoints (written atomically; --resume restarts there)"""
-    runs_dir: str = "runs"
-    """directory holding one sub-directory per run"""
-    run_name: str | None = None
-    """explicit run name (default: rules__objective__exp__seed__time)"""
-    resume: bool = False
-    """continue the latest run of this rules/objective/exp/seed (or --run-name) from its last checkpoint"""
-    progress: bool = True
-    """show a progress bar with steps/s and the latest evaluation"""
-    torch_threads: int = 1
-    """torch intra-op threads (1 leaves the other cores to the environments)"""
-    torch_deterministic: bool = True
-    """use deterministic torch algorithms"""
-
-
-def check_args(args: PPOArgs) -> None:
+def check_args(args: Any) -> None:
     """Refuse, before any run folder is made, settings no run can use (naming the flag).
+
+    ``args`` is a training script's ``Args``; each check applies to the fields it has.
 
     Raises:
         ValueError: ``--FLAG VALUE: must be ...``.
@@ -360,18 +229,36 @@ def check_args(args: PPOArgs) -> None:
         ("checkpoint_every", whole(1), "an integer >= 1"),
         ("torch_threads", whole(1), "an integer >= 1"),
         ("reward_scale", real(0.0, open_low=True), "a finite number > 0"),
+        ("final_regret_episodes", whole(0), "an integer >= 0"),
+        ("export_check_positions", whole(0), "an integer >= 0"),
+        ("eval_exact_positions", whole(1), "an integer >= 1"),
+        ("iterations", whole(1), "an integer >= 1"),
+        ("train_batch_size", whole(1), "an integer >= 1"),
+        ("num_epochs", whole(1), "an integer >= 1"),
+        ("lr", real(0.0, open_low=True), "a finite number > 0"),
     ]
     for name, ok, allowed in checks:
         if hasattr(args, name) and not ok(getattr(args, name)):
             flag = "--" + name.replace("_", "-")
             raise ValueError(f"{flag} {getattr(args, name)!r}: must be {allowed}")
-    if args.target_kl is not None and not real(0.0, open_low=True)(args.target_kl):
-        raise ValueError(f"--target-kl {args.target_kl!r}: must be a finite number > 0 (or none)")
-    if args.init_temperature < 1.0 or (args.init_temperature != 1.0 and not args.init_from):
-        raise ValueError(f"--init-temperature {args.init_temperature}: needs a value >= 1 and --init-from")
+    target_kl = getattr(args, "target_kl", None)
+    if target_kl is not None and not real(0.0, open_low=True)(target_kl):
+        raise ValueError(f"--target-kl {target_kl!r}: must be a finite number > 0 (or none)")
+    temperature = getattr(args, "init_temperature", 1.0)
+    if temperature < 1.0 or (temperature != 1.0 and not getattr(args, "init_from", None)):
+        raise ValueError(f"--init-temperature {temperature}: needs a value >= 1 and --init-from")
+    init_from = getattr(args, "init_from", None)
+    if init_from and not getattr(args, "chain", False) and not Path(init_from).is_file():
+        raise ValueError(f"--init-from {init_from}: no such model file")
+    export = getattr(args, "export", "")
+    if export and ("/" in export or "\\" in export or export in (".", "..") or export != export.strip()):
+        raise ValueError(f"--export {export!r}: must be a bot name (no '/', no spaces around it)")
     runs = Path(args.runs_dir)
     for part in (runs, *runs.parents):
         if part.exists():
             if not part.is_dir():
                 raise ValueError(f"--runs-dir {args.runs_dir!r}: {part} is a file, not a folder")
             break
+    unwritable = folder_problem(runs)  # tried, before the run folder is made
+    if unwritable:
+        raise ValueError(f"--runs-dir {args.runs_dir!r}: {unwritable}")

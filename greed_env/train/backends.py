@@ -1,6 +1,10 @@
-"""The vector-environment switch of the training scripts: ``--vector subproc|dummy|native``.
+"""The environments of the training scripts: one-environment factories and the vector switch
+``--vector subproc|dummy|native``.
 
-:data:`VECTOR_BACKENDS` is the one place a new backend is added.
+The factories (:func:`make_solitaire`, :func:`make_duel`) are module-level functions, so the
+``subproc`` backend's worker processes import them by name; a script hands ``num_envs`` of them,
+``functools.partial``-bound, to :func:`make_vec_env`. :data:`VECTOR_BACKENDS` is the one place a
+new backend is added.
 """
 
 from __future__ import annotations
@@ -10,9 +14,22 @@ from collections.abc import Callable, Sequence
 import gymnasium as gym
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
-__all__ = ["VECTOR_BACKENDS", "EnvFn", "make_vec_env"]
+from greed_env.evaluation import resolve_bot
+from greed_env.rules import Rules
+
+__all__ = ["VECTOR_BACKENDS", "EnvFn", "make_duel", "make_solitaire", "make_vec_env"]
 
 EnvFn = Callable[[], gym.Env]
+
+
+def make_solitaire(rules: Rules, objective: str, reward_scale: float = 1e-3) -> gym.Env:
+    """One ``greed_env/Solitaire-v0`` (objective ``turn`` or ``race``)."""
+    return gym.make("greed_env/Solitaire-v0", rules=rules, objective=objective, reward_scale=reward_scale)
+
+
+def make_duel(rules: Rules, opponent: str) -> gym.Env:
+    """One ``greed_env/Duel-v0`` against the bot spec ``opponent`` (built in the calling process)."""
+    return gym.make("greed_env/Duel-v0", rules=rules, opponent=resolve_bot(opponent, rules, "duel"))
 
 
 def _subproc(env_fns: Sequence[EnvFn]) -> VecEnv:

@@ -1,6 +1,10 @@
 """The stable-baselines3 callback of the training scripts: progress bar, entropy schedule,
 periodic evaluation against the solver (``eval.csv`` and ``eval/`` scalars), value-network
-warm-up and checkpoints."""
+warm-up, checkpoints and the run's CPU and wall clocks.
+
+A script passes it to ``model.learn``; it reads the script's ``Args`` fields
+``total_timesteps``, ``ent_coef``, ``ent_coef_final``, ``ent_anneal_fraction``,
+``eval_every``, ``checkpoint_every``, ``progress`` and, where it has one, ``vf_warmup``."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import resource
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from sb3_contrib import MaskablePPO
@@ -19,11 +23,18 @@ from tqdm.auto import tqdm
 
 from greed_env.bots.numpy_backend import NumpyPolicy
 from greed_env.evaluation import EvalResult
-from greed_env.train.args import PPOArgs
 from greed_env.train.runs import EVAL_FIELDS, Checkpointer, RunState, eval_row
 from greed_env.train.warmstart import is_critic
 
-__all__ = ["TrainingCallback", "cpu_seconds", "eval_text"]
+__all__ = ["RunView", "TrainingCallback", "cpu_seconds", "eval_text"]
+
+
+class RunView(Protocol):
+    """What the callback reads of a run (:class:`greed_env.train.session.Run` has it)."""
+
+    dir: Path
+    state: RunState
+    session_start: float
 
 
 def cpu_seconds() -> float:
@@ -42,27 +53,34 @@ class TrainingCallback(BaseCallback):
 
     def __init__(
         self,
-        args: PPOArgs,
-        run_dir: Path,
+        args: Any,
+        run: RunView,
         evaluate_policy: Callable[[NumpyPolicy], EvalResult],
-        state: RunState,
-        session_start: float,
+        *,
         extra_state: Callable[[], dict[str, Any]] | None = None,
         on_iteration: Callable[[MaskablePPO, int], None] | None = None,
     ) -> None:
+        """
+        Args:
+            args: the script's arguments.
+            run: the run being trained (its folder, where it stands, when this session began).
+            evaluate_policy: the periodic evaluation of a policy snapshot.
+            extra_state: script state saved with each checkpoint (e.g. the self-play pool).
+            on_iteration: called at the start of every rollout with the model and its steps.
+        """
         super().__init__()
         self.args = args
-        self.run_dir = run_dir
+        self.run_dir = run.dir
         self.evaluate_policy = evaluate_policy
-        self.state = state
-        self.session_start = session_start
+        self.state = run.state
+        self.session_start = run.session_start
         self.cpu_start = cpu_seconds()
         self.extra_state = extra_state
         self.on_iteration = on_iteration
-        self.checkpointer = Checkpointer(run_dir)
-        self.eval_csv = run_dir / "eval.csv"
-        self.next_eval = 0 if state.step == 0 else state.step + args.eval_every
-        self.next_ckpt = state.step + args.checkpoint_every
+        self.checkpointer = Checkpointer(run.dir)
+        self.eval_csv = run.dir / "eval.csv"
+        self.next_eval = 0 if run.state.step == 0 else run.state.step + args.eval_every
+        self.next_ckpt = run.state.step + args.checkpoint_every
         self.last_eval: EvalResult | None = None
         self.bar: Any = None
 
@@ -98,8 +116,9 @@ class TrainingCallback(BaseCallback):
         step = self.model.num_timesteps
         self.model.ent_coef = self.ent_coef_at(step)
         self.logger.record("charts/ent_coef", self.model.ent_coef)
-        if self.args.vf_warmup:
-            frozen = step < self.args.vf_warmup
+        warmup = getattr(self.args, "vf_warmup", 0)
+        if warmup:
+            frozen = step < warmup
             for name, param in self.model.policy.named_parameters():
                 if not is_critic(name):
                     param.requires_grad_(not frozen)

@@ -11,7 +11,7 @@ Run directory layout::
         model.json           its card
 
 :func:`prepare_run` picks or creates the run directory and reads the last checkpoint for
-``--resume``; :class:`Checkpointer` writes ``checkpoints/step_N.zip`` then
+``--resume`` (:mod:`greed_env.train.session` builds a script's run on it); :class:`Checkpointer` writes ``checkpoints/step_N.zip`` then
 ``checkpoints/latest.json``, each through :mod:`greed_env.files` (a temporary file, then
 ``os.replace``), so a run killed at any moment resumes from a complete checkpoint.
 """
@@ -30,7 +30,7 @@ from sb3_contrib import MaskablePPO
 
 from greed_env.evaluation import EvalResult
 from greed_env.files import atomic_write_text, atomic_write_with
-from greed_env.train.args import PPOArgs, run_name
+from greed_env.train.args import run_name
 
 __all__ = [
     "EVAL_FIELDS",
@@ -169,8 +169,11 @@ def _zip_problem(path: Path) -> str:
     return ""
 
 
-def prepare_run(args: PPOArgs, objective: str) -> tuple[Path, RunState | None]:
+def prepare_run(args: Any, objective: str) -> tuple[Path, RunState | None]:
     """The run directory and, with ``--resume``, its last checkpoint.
+
+    ``args`` is a training script's ``Args`` (``runs_dir``, ``run_name``, ``resume``, ``rules``,
+    ``exp_name``, ``seed``).
 
     A fresh run gets ``runs_dir/<run name>``. ``--resume`` takes ``--run-name`` if given, else
     the newest directory named ``<rules>__<objective>__<exp>__<seed>__*``.
@@ -198,7 +201,10 @@ def prepare_run(args: PPOArgs, objective: str) -> tuple[Path, RunState | None]:
         ckpt = Checkpointer(run_dir)
         state = ckpt.latest()
         if state is None:
-            raise FileNotFoundError(f"--resume: {run_dir} has no checkpoint yet (checkpoints/latest.json)")
+            raise FileNotFoundError(
+                f"--resume: {run_dir} has no checkpoint yet (it stopped before its first one, so "
+                f"nothing was saved): delete it (rm -r {run_dir}) and run the same command without --resume"
+            )
         return run_dir, ckpt.usable(state)
     name = args.run_name or run_name(args.rules, objective, args.exp_name, args.seed)
     run_dir = runs / name

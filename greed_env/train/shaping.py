@@ -23,7 +23,7 @@ the learner's true chance against that opponent, but any function of the state k
 win probability is a dense, well-scaled signal of progress towards landing on the target.
 
 **This puts the exact solution into the training signal.** It is an option
-(``greed train duel --shaping solver``), off by default, and runs trained with it are reported
+(``greed train ppo_duel --shaping solver``), off by default, and runs trained with it are reported
 apart from runs without it (``docs/results.md``).
 """
 

@@ -11,7 +11,7 @@ not share a starting model mixes unrelated units and is refused unless asked for
 critic weights, a fresh optimizer) and its card ``model.json`` into a new directory. The card
 lists the members; its ``cpu_time_s`` is the sum of theirs (the training the soup cost beyond
 the common parent) and ``args.init_from`` names that parent, so CPU accounting that follows
-``init_from`` (``greed train recipe duel``) counts the whole chain once.
+``init_from`` counts the whole chain once (``training/ppo_duel.py --chain`` makes its soups here).
 
 Example::
 

@@ -27,12 +27,15 @@ from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import Phase, Rules, State
 from greed_env.vector import kernels as K
 from greed_env.vector.layout import decode_row, encode_state
+from greed_env.vector.pool import RowPool, default_threads
 from greed_env.vector.tables import VectorTables, VectorUnsupportedError, vector_tables
+from greed_env.vector.threads import JOB_RANDOM, JOB_RESUME, JOB_STEP
 
 __all__ = ["BatchGame", "EpisodeBatch", "opponent_params"]
 
-PARALLEL_CHUNK = 512
-"""Games per task when a batch steps on numba's thread pool (``parallel=True``)."""
+PARALLEL_MIN_ENVS = 1024
+"""The smallest batch that a ``parallel`` batch steps on several threads (smaller ones run on
+the calling thread: a worker's wake-up would cost more than its share)."""
 
 _KEEP_STYLES = {
     "max-score": K.KEEP_MAX_SCORE,
@@ -154,7 +157,7 @@ class BatchGame:
 
     def fields(self, i: int) -> dict[str, Any]:
         """Row ``i`` as the reference :class:`~greed_env.rules.State` fields it models
-        (every field but ``piggy``, ``shares`` and ``event``).
+        (every field but ``piggy``, ``taken_over``, ``shares`` and ``event``).
 
         ``final_left`` is in the reference's order (the owed seats after the player to act).
         """
@@ -163,9 +166,7 @@ class BatchGame:
 
 def row_fields(S: np.ndarray, i: int, tables: VectorTables) -> dict[str, Any]:
     """The reference-state fields of row ``i`` of a game array (see :meth:`BatchGame.fields`)."""
-    return decode_row(
-        S[i], tables.roll_of, lambda d: tables.dice_states[d][1], tables.rules.name
-    )
+    return decode_row(S[i], tables.roll_of, lambda d: tables.dice_states[d][1], tables.rules.name)
 
 
 def load_row(S: np.ndarray, i: int, state: State, tables: VectorTables) -> None:
@@ -176,9 +177,7 @@ def load_row(S: np.ndarray, i: int, state: State, tables: VectorTables) -> None:
     """
     in_turn = state.phase in (Phase.START, Phase.ROLL, Phase.KEEP, Phase.CONTINUE)
     dice_state = (
-        tables.state_id(state.dice, state.carry)
-        if in_turn or not state.carry.is_empty()
-        else 0
+        tables.state_id(state.dice, state.carry) if in_turn or not state.carry.is_empty() else 0
     )
     roll_id = tables.roll_id(state.roll) if state.roll else -1
     S[i] = encode_state(state, roll_id, dice_state)
@@ -236,9 +235,11 @@ class EpisodeBatch:
         illegal_reward: reward of an illegal action (which forfeits the turn).
         same_step: autoreset inside the step that ends an episode (else on the next step).
         buffer_size: ring-buffer slots of dice codes (and uniforms) per episode.
-        parallel: step on numba's thread pool (batches of at least two chunks of
-            :data:`PARALLEL_CHUNK`). Off by default: one thread is faster whenever the cores
-            are shared with other work, since every step waits for the slowest thread.
+        parallel: step on several threads (:mod:`greed_env.vector.pool`): ``True`` for
+            :func:`~greed_env.vector.pool.default_threads`, or a number of threads. Batches
+            under :data:`PARALLEL_MIN_ENVS` run on the calling thread. The calling thread
+            takes whatever rows the workers have not claimed, so a busy core slows a step
+            down to about one thread's speed, never below it.
 
     After :meth:`step`, ``obs``, ``mask``, ``rewards``, ``terminated``, ``truncated``,
     ``illegal``, ``done`` and ``final_obs`` (rows of the episodes that ended) hold the
@@ -259,7 +260,7 @@ class EpisodeBatch:
         illegal_reward: float = -1.0,
         same_step: bool = True,
         buffer_size: int = 64,
-        parallel: bool = False,
+        parallel: bool | int = False,
     ) -> None:
         modes = {"turn": K.MODE_TURN, "race": K.MODE_RACE, "duel": K.MODE_DUEL}
         if mode not in modes:
@@ -304,7 +305,20 @@ class EpisodeBatch:
             self.uses_uniforms = kind == K.OPP_RANDOM or seat is None
         self._ep = ep
         self._fp = np.array([reward_scale, illegal_reward], dtype=np.float64)
-        self.parallel = bool(parallel) and num_envs >= 2 * PARALLEL_CHUNK
+        if isinstance(parallel, bool) or parallel is None:
+            threads = default_threads() if parallel else 1
+        else:
+            threads = int(parallel)
+            if threads < 1:
+                raise ValueError(
+                    f"parallel must be a bool or a positive number of threads, got {parallel!r}"
+                )
+        self.threads = threads if num_envs >= PARALLEL_MIN_ENVS else 1
+        self.parallel = self.threads > 1
+        self._pool = RowPool(num_envs, self.threads)
+        self._acts = np.zeros(num_envs, dtype=np.int64)
+        self._unif01 = np.zeros(num_envs, dtype=np.float64)
+        self._picked = np.zeros(num_envs, dtype=np.int64)
         n = num_envs
         self.S = np.zeros((n, K.N_COLS), dtype=np.int64)
         self.E = np.zeros((n, K.E_COLS), dtype=np.int64)
@@ -375,7 +389,17 @@ class EpisodeBatch:
         while starved:
             self.tables.grow()
             self._refill(force=True)
-            starved = K.resume_range(0, self.num_envs, self.S, self.E, *self._tail())
+            starved = self._resume()
+
+    def _resume(self) -> int:
+        """Continue every game with a pending stage; returns how many starved again."""
+        if not self.parallel:
+            return K.resume_range(0, self.num_envs, self.S, self.E, *self._tail())
+        return self._pool.run(JOB_RESUME, self._job_args())
+
+    def _job_args(self) -> tuple[Any, ...]:
+        """The thread pool's kernel arguments (``threads.drive`` after the job)."""
+        return (self.S, self.E, self._acts, *self._tail(), self._unif01, self._picked)
 
     def _tail(self) -> tuple[Any, ...]:
         return (
@@ -407,7 +431,7 @@ class EpisodeBatch:
         K.start_rows(self.E, flagged)
         self.rewards[:] = 0.0
         self._refill(force=False)
-        self._drain(K.resume_range(0, self.num_envs, self.S, self.E, *self._tail()))
+        self._drain(self._resume())
 
     def step(self, actions: np.ndarray) -> None:
         """Apply one action per episode, then roll and play opponents up to the next decision.
@@ -420,10 +444,11 @@ class EpisodeBatch:
             raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
         acts = acts.astype(np.int64, copy=False)
         self._refill(force=False)
-        if self.parallel:
-            starved = K.step_parallel(PARALLEL_CHUNK, self.S, self.E, acts, *self._tail())
-        else:
+        if not self.parallel:
             starved = K.step_range(0, self.num_envs, self.S, self.E, acts, *self._tail())
+        else:
+            self._acts[:] = acts
+            starved = self._pool.run(JOB_STEP, self._job_args())
         self._drain(starved)
 
     def restart_from(self, starts: dict[int, State]) -> None:
@@ -441,11 +466,13 @@ class EpisodeBatch:
         """
         for i, state in starts.items():
             if state.num_players != int(self._ep[K.EP_NPLAYERS]) or state.phase == Phase.OVER:
-                raise ValueError(f"row {i}: cannot restart from {state.phase!r} with {state.num_players} seats")
+                raise ValueError(
+                    f"row {i}: cannot restart from {state.phase!r} with {state.num_players} seats"
+                )
             load_row(self.S, i, state, self.tables)
             self.E[i, K.E_STAGE] = K.STAGE_RESET_ADVANCE
         self._refill(force=False)
-        self._drain(K.resume_range(0, self.num_envs, self.S, self.E, *self._tail()))
+        self._drain(self._resume())
 
     def optimal_actions(self) -> np.ndarray:
         """The optimal duel bot's action in every row, from the acting seat's view (-1 where
@@ -465,13 +492,20 @@ class EpisodeBatch:
         is to decide); ``style`` is a kernel keep style (see :func:`opponent_params`)."""
         out = np.zeros(self.num_envs, dtype=np.int64)
         rows = np.ones(self.num_envs, dtype=np.bool_)
-        K.batch_threshold_actions(self.S, rows, int(bank_at), int(style), int(min_dice), self._tab, out)
+        K.batch_threshold_actions(
+            self.S, rows, int(bank_at), int(style), int(min_dice), self._tab, out
+        )
         return out
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per episode (``RandomBot``'s choice), from ``rng``."""
         out = np.zeros(self.num_envs, dtype=np.int64)
-        K.random_actions(self.S, rng.random(self.num_envs), self._tab, out)
+        if not self.parallel:
+            K.random_actions(0, self.num_envs, self.S, rng.random(self.num_envs), self._tab, out)
+            return out
+        rng.random(out=self._unif01)
+        self._pool.run(JOB_RANDOM, self._job_args())
+        out[:] = self._picked
         return out
 
     def fields(self, i: int) -> dict[str, Any]:

@@ -9,10 +9,8 @@ thread scheduling or on how often the buffers are refilled. Rewards: :mod:`greed
 
 from __future__ import annotations
 
-from numba import prange
-
 from greed_env.vector.game import apply_action, apply_roll, new_game, random_legal
-from greed_env.vector.jit import kernel, parallel_kernel
+from greed_env.vector.jit import kernel
 from greed_env.vector.layout import (
     B_ENTERED,
     B_TURNS,
@@ -257,54 +255,6 @@ def resume_range(
     return starved
 
 
-@parallel_kernel
-def step_parallel(
-    chunk,
-    S,
-    E,
-    actions,
-    tab,
-    ep,
-    fp,
-    oidx,
-    oval,
-    oflag,
-    codes,
-    unif,
-    rewards,
-    pending,
-    obs,
-    mask,
-    final_obs,
-):
-    """:func:`step_range` over numba's thread pool, ``chunk`` games per task."""
-    n = S.shape[0]
-    tasks = (n + chunk - 1) // chunk
-    starved = 0
-    for t in prange(tasks):
-        starved += step_range(
-            t * chunk,
-            min(n, (t + 1) * chunk),
-            S,
-            E,
-            actions,
-            tab,
-            ep,
-            fp,
-            oidx,
-            oval,
-            oflag,
-            codes,
-            unif,
-            rewards,
-            pending,
-            obs,
-            mask,
-            final_obs,
-        )
-    return starved
-
-
 @kernel
 def start_rows(E, reset_rows):
     """Mark the rows flagged in ``reset_rows`` for a new episode (run them with resume)."""
@@ -318,12 +268,13 @@ def start_rows(E, reset_rows):
 
 
 @kernel
-def random_actions(S, unif01, tab, out):
-    """A uniformly random legal action of every row (``legal_moves`` order, like RandomBot);
-    0 where nothing is legal."""
-    for i in range(S.shape[0]):
+def random_actions(lo, hi, S, unif01, tab, out):
+    """A uniformly random legal action of rows ``lo .. hi - 1`` (``legal_moves`` order, like
+    RandomBot); 0 where nothing is legal. Returns 0 (a row-range kernel of the thread pool)."""
+    for i in range(lo, hi):
         a = random_legal(S, i, tab, unif01[i])
         out[i] = a if a >= 0 else 0
+    return 0
 
 
 # ------------------------------------------------------------------------------------------

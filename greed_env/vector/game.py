@@ -268,7 +268,8 @@ def _next_turn(S, i, tab):
     S[i, C_TOTAL] = 0
     S[i, C_ROLL] = -1
     S[i, C_DSTATE] = 0
-    if tab[CFG_ROUNDS] != 0 and S[i, C_ROUNDS] >= tab[CFG_ROUNDS] * n:
+    past = S[i, C_ENDGAME] != 0 and tab[CFG_FINAL_ROUND] == 2  # final_round_past_rounds
+    if tab[CFG_ROUNDS] != 0 and S[i, C_ROUNDS] >= tab[CFG_ROUNDS] * n and not past:
         for q in range(n):
             S[i, B_OWED + q] = 0
         _resolve_rounds(S, i, tab)

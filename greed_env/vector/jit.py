@@ -2,7 +2,7 @@
 
 The kernels are compiled without numba's reference-counting runtime (``_nrt=False``: they
 never allocate), since atomic reference counts on every array argument of every call cost more
-than the game logic itself; only the thread-pool driver uses the runtime.
+than the game logic itself, and release the GIL (``nogil``) for the thread pool.
 
 numba's on-disk cache checks only the source file of the function it compiled, so a kernel in
 one module would keep calling a stale copy of a kernel of another module, or a stale layout
@@ -33,6 +33,7 @@ KERNEL_MODULES = (
     "rewards",
     "episodes",
     "batch",
+    "threads",
 )
 """The modules of :mod:`greed_env.vector` whose kernels share a cache stamp."""
 
@@ -83,8 +84,6 @@ def _install_locators() -> None:
 
 _install_locators()
 
-kernel = njit(cache=True, _nrt=False)
-"""The decorator of every kernel but the thread-pool driver."""
-
-parallel_kernel = njit(cache=True, parallel=True)
-"""The decorator of the thread-pool driver (it needs numba's runtime)."""
+kernel = njit(cache=True, nogil=True, _nrt=False)
+"""The decorator of every kernel (they release the GIL, so that :mod:`greed_env.vector.pool`
+runs row ranges of one batch on several threads)."""

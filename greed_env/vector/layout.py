@@ -80,6 +80,7 @@ STATE_FIELDS: Final[Mapping[str, Held]] = {
     "for_nothing": Held("flag", ("C_FOR_NOTHING",)),
     "rounds": Held("int", ("C_ROUNDS",)),
     "piggy": Held("absent"),  # the piggyback offer is not modelled (must be None)
+    "taken_over": Held("absent"),  # points taken over by a piggyback (must be 0)
     "contenders": Held("seat_mask", ("C_CONTENDERS",)),
     "order_rolls": Held("by_contender", ("C_NORDER", "B_ORDER")),
     "final_left": Held("seat_set", ("B_OWED",)),
@@ -99,7 +100,7 @@ STATE_FIELDS: Final[Mapping[str, Held]] = {
 EXTRA_COLUMNS: Final[tuple[str, ...]] = ("C_NPLAYERS",)
 """Columns that hold no single field: the number of seats (the length of the seat tuples)."""
 
-UNSET_ABSENT: Final[Mapping[str, Any]] = {"piggy": None}
+UNSET_ABSENT: Final[Mapping[str, Any]] = {"piggy": None, "taken_over": 0}
 """Values the ``absent`` fields must have in a state the engine can load."""
 
 

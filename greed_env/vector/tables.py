@@ -81,12 +81,16 @@ def check_vector_supported(rules: Rules) -> None:
     Modelled: every order-free rule set (entry thresholds of either scope,
     ``entry_until_made``, ``min_bank``, hot dice on or off, reroll-all with or without
     must-beat, voluntary bust, bust penalties, the nothing bonus, the all-dice bonus, the
-    final round, six-of-a-kind wins on the roll, the who-starts roll, a fixed number of rounds,
-    the horizon), up to eight dice; the
+    final round, six-of-a-kind wins on the roll, the who-starts roll, a fixed number of rounds
+    with or without a target, a final round played past the last round
+    (``final_round_past_rounds``), the horizon), up to eight dice; the
     exact target (overshoot, roll for nothing, finishers, split vote, roll-off order and
-    roll-offs); and carry-over rules with hot dice: Progressive, whose 204 dice states are
-    tabled ahead, and Trippn, whose dice states never close and whose rows are built on
-    demand. Not modelled: carry-over without hot dice, ``piggyback``, ``tie_rule='first_finisher'``.
+    roll-offs); and carry-over rules with hot dice under either reading of a die of a working
+    face (``working_set_claims``: the option rows come from ``keep_options``): Progressive,
+    whose 204 dice states are tabled ahead, and Trippn, whose dice states never close and whose
+    rows are built on demand. Not modelled: carry-over without hot dice, ``piggyback`` (and so
+    ``piggyback_counts_for_entry``), ``tie_rule='first_finisher'``, and Trippn under
+    ``working_set_claims=False`` (no action catalog keys its keeps).
     """
     bad = []
     if rules.carry_over and not rules.hot_dice:
@@ -95,6 +99,8 @@ def check_vector_supported(rules: Rules) -> None:
         bad.append("piggyback=True")
     if rules.tie_rule == "first_finisher":
         bad.append("tie_rule='first_finisher'")
+    if rules.trippn and not rules.working_set_claims:
+        bad.append("working_set_claims=False with trippn=True (its action catalog cannot key the keeps)")
     if rules.num_dice > MAX_VECTOR_DICE:
         bad.append(f"num_dice={rules.num_dice} (at most {MAX_VECTOR_DICE})")
     if bad:
@@ -491,7 +497,8 @@ def _cfg(rules: Rules, catalog: ActionCatalog) -> np.ndarray:
     cfg[K.CFG_HOT_DICE] = int(rules.hot_dice)
     cfg[K.CFG_REROLL_ALL] = 0 if not rules.reroll_all else (2 if rules.reroll_all_any_time else 1)
     cfg[K.CFG_MUST_BEAT] = int(rules.reroll_all_must_beat)
-    cfg[K.CFG_FINAL_ROUND] = int(rules.final_round)
+    # 2: a final round begun in the last round is played to its end (final_round_past_rounds)
+    cfg[K.CFG_FINAL_ROUND] = (2 if rules.final_round_past_rounds else 1) if rules.final_round else 0
     cfg[K.CFG_PENALTY_AFTER] = rules.bust_penalty_after
     cfg[K.CFG_PENALTY] = rules.bust_penalty
     cfg[K.CFG_HORIZON] = rules.horizon_rounds

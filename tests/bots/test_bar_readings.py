@@ -31,7 +31,6 @@ def test_saved_configs_of_earlier_versions_still_load() -> None:
 
 
 def test_bar_readings_are_exact_in_numpy_and_torch() -> None:
-    pytest.importorskip("torch")
     import torch
 
     from greed_env.envs.solitaire import SolitaireEnv

@@ -12,10 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
-pytest.importorskip("onnxruntime")
-pytest.importorskip("onnxscript")
-
 from greed_env.bots import registry
 from greed_env.bots.errors import (
     CatalogMismatchError,

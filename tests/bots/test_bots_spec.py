@@ -127,7 +127,6 @@ def test_tournament_and_eval_accept_what_play_accepts() -> None:
 
 
 def test_exported_bots_by_id_and_by_file_are_the_same_bot() -> None:
-    pytest.importorskip("onnxruntime")
     farkle = preset("farkle")
     card = ROOT / "agents" / "farkle" / "ppo-turn.json"
     by_id = load("farkle/ppo-turn", farkle)

@@ -59,9 +59,24 @@ def test_outputs(result, tmp_path: Path) -> None:
 
 
 def test_seats_alternate_so_a_mirror_match_is_even() -> None:
-    r = play_match(RULES, "threshold-300", "threshold-300-keep-most", 40, seed=1)
-    assert r.games == 40
-    assert 0.0 <= r.a_rate <= 1.0
+    """A deterministic bot against itself: games ``2k`` and ``2k + 1`` roll the same dice with
+    the seats swapped, so they are one game played from each seat and each pair of games is
+    split exactly. A seat bias (the first-listed bot kept in one seat, or the pair's dice not
+    shared) makes a two-game match 2-0 or 0-2: twenty matches would all have to tie by chance."""
+    for seed in range(20):
+        r = play_match(RULES, "threshold-300", "threshold-300", 2, seed=seed)
+        assert (r.games, r.a_score, r.b_score) == (2, 1.0, 1.0), (seed, r)
+    r = play_match(RULES, "threshold-300", "threshold-300", 200, seed=1)
+    assert r.a_score == r.b_score == 100.0 and r.a_rate == 0.5
+
+
+def test_listing_order_only_swaps_the_sides() -> None:
+    """``a`` against ``b`` is ``b`` against ``a`` with the sides read the other way: the same
+    games, each from the other seat (the bots here use no random moves)."""
+    ab = play_match(RULES, "threshold-300", "threshold-1000-keep-most", 60, seed=4)
+    ba = play_match(RULES, "threshold-1000-keep-most", "threshold-300", 60, seed=4)
+    assert (ab.a_score, ab.b_score, ab.draws) == (ba.b_score, ba.a_score, ba.draws)
+    assert ab.a_score not in (0.0, 60.0)  # both bots win games: the identity has something to hold
 
 
 def test_wilson_interval_contains_the_rate_and_shrinks() -> None:

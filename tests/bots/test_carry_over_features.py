@@ -34,7 +34,6 @@ def test_version_3_configs_load_without_the_set_readings() -> None:
 
 
 def test_set_readings_are_exact_in_numpy_and_torch() -> None:
-    pytest.importorskip("torch")
     import torch
 
     from greed_env.envs.solitaire import SolitaireEnv
@@ -82,7 +81,6 @@ def test_keep_parts_describe_every_progressive_keep() -> None:
 
 
 def test_structured_head_on_keep_parts_is_a_linear_layer() -> None:
-    pytest.importorskip("torch")
     import torch
 
     from greed_env.train.features import StructuredActionHead
@@ -98,7 +96,6 @@ def test_structured_head_on_keep_parts_is_a_linear_layer() -> None:
 
 
 def test_lean_masked_distribution_matches_sb3_contrib() -> None:
-    pytest.importorskip("sb3_contrib")
     import torch
     from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
@@ -129,7 +126,6 @@ def test_lean_masked_distribution_matches_sb3_contrib() -> None:
 
 
 def test_lean_masking_policy_learns_and_saves(tmp_path: object) -> None:
-    pytest.importorskip("sb3_contrib")
     import gymnasium as gym
     from sb3_contrib import MaskablePPO
 
@@ -154,9 +150,10 @@ def test_lean_masking_policy_learns_and_saves(tmp_path: object) -> None:
 
 
 def test_no_set_readings_leaves_the_working_sets_out_of_a_run() -> None:
-    pytest.importorskip("sb3_contrib")
-    from greed_env.train.loop import policy_kwargs
-    from greed_env.train.solo import Args
+    from greed_env.train.policy import policy_kwargs
+    from greed_env.train.scripts import load_script
+
+    Args = load_script("ppo_turn").Args
 
     rules = preset("progressive")
     on = policy_kwargs(Args(rules="progressive"), rules)["features_extractor_kwargs"]["config"]

@@ -162,6 +162,20 @@ def test_shipped_rungs_are_graded_within_their_bands(path: Path) -> None:
     assert temps == sorted(temps, reverse=True)
 
 
+def test_a_shipped_rung_measures_what_its_file_says() -> None:
+    """ten_thousand's ladder-40 re-measured by the regret estimate over 200 fresh games: it
+    agrees with the rate its file stores and lies in its band. The estimate's standard error
+    here is about 0.0023 (0.032 a game), so the bounds are 3.29 standard errors (a correct
+    rung fails one seed in a thousand); the next rungs are 5 points away."""
+    r = preset("ten_thousand")
+    rung = next(x for x in read_ladder(ROOT / "agents" / "ten_thousand" / LADDER_FILE, r) if x.name == "ladder-40")
+    m = measure(r, rung.temperature, 200, seed=20_261_203)
+    se_new, se_file = m.regret_ci95 / 1.959964, rung.win_ci95 / 1.959964
+    assert se_new < 0.004
+    assert abs(m.regret_estimate - rung.win_rate) <= 3.29 * np.hypot(se_new, se_file), (m, rung)
+    assert abs(m.regret_estimate - 0.40) <= BAND + 3.29 * se_new, m
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.parent.name)
 def test_registry_lists_and_loads_the_rungs(path: Path) -> None:
     name = path.parent.name

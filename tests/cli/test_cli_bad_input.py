@@ -65,7 +65,7 @@ def bad_invocations(draw: st.DrawFn) -> tuple[list[str], str]:
     ]))
     tt = ["--rules", "ten_thousand"]
     if case == "rules":
-        name = draw(st.sampled_from(["yahtzee", "ten-thousand", "", "TEN_THOUSAND"]))
+        name = draw(st.sampled_from(["yahtzee", "ten-thousand", "", "ten thousand"]))
         if draw(st.booleans()):
             return ["rules", name], repr(name)
         field, value = draw(st.sampled_from([

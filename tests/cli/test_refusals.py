@@ -278,7 +278,6 @@ def test_files_written_for_runs_cards_models_and_tables_share_one_mode(tmp_path:
         paths = [atomic_write_text(tmp_path / "a.json", "{}"), export_write(tmp_path / "card.json", {})]
         table = solve(preset("farkle5"), "entry")
         paths.append(table.save(tmp_path / "t.npz"))
-        pytest.importorskip("sb3_contrib")
         from greed_env.files import atomic_write_text as run_write
         from greed_env.train.runs import RunState
 
@@ -318,9 +317,10 @@ def _checkpointed_run(folder: Path, steps: tuple[int, ...]) -> Path:
 
 
 def test_resume_takes_the_newest_run_with_a_checkpoint(tmp_path: Path) -> None:
-    pytest.importorskip("sb3_contrib")
     from greed_env.train.runs import prepare_run
-    from greed_env.train.solo import Args
+    from greed_env.train.scripts import load_script
+
+    Args = load_script("ppo_turn").Args
 
     good = _checkpointed_run(tmp_path / "ten_thousand__turn__ppo__1__100", (128,))
     failed = tmp_path / "ten_thousand__turn__ppo__1__200"
@@ -333,7 +333,6 @@ def test_resume_takes_the_newest_run_with_a_checkpoint(tmp_path: Path) -> None:
 def test_a_corrupt_checkpoint_falls_back_to_the_one_kept_before(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("sb3_contrib")
     from greed_env.train.runs import Checkpointer, CheckpointError
 
     run = _checkpointed_run(tmp_path / "run", (128, 256))
@@ -352,7 +351,6 @@ def test_a_corrupt_checkpoint_falls_back_to_the_one_kept_before(
 
 
 def test_a_run_that_fails_at_its_start_leaves_no_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("sb3_contrib")
     code, _, err = _run(["train", "solo", "--runs-dir", str(tmp_path), "--vector", "dummy", "--num-envs", "1",
                          "--net-width", "8", "--net-depth", "1", "--init-from", str(tmp_path / "missing.zip")],
                         capsys)

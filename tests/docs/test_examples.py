@@ -12,19 +12,19 @@ CASES = {
     "train_maskable_ppo.py": ("train_maskable_ppo.py", ["--steps", "1024", "--episodes", "20"]),
     "tianshou_dqn.py solitaire": (
         "tianshou_dqn.py",
-        ["--env", "solitaire", "--steps", "1500", "--eval-episodes", "5"],
+        ["--env", "solitaire", "--steps", "256", "--eval-episodes", "2"],
     ),
     "tianshou_dqn.py pettingzoo": (
         "tianshou_dqn.py",
-        ["--env", "pettingzoo", "--steps", "600", "--eval-episodes", "2"],
+        ["--env", "pettingzoo", "--steps", "200", "--eval-episodes", "1"],
     ),
     "torchrl_dqn.py solitaire": (
         "torchrl_dqn.py",
-        ["--env", "solitaire", "--steps", "1024", "--eval-episodes", "5"],
+        ["--env", "solitaire", "--steps", "256", "--eval-episodes", "2"],
     ),
     "torchrl_dqn.py pettingzoo": (
         "torchrl_dqn.py",
-        ["--env", "pettingzoo", "--steps", "400", "--eval-episodes", "2"],
+        ["--env", "pettingzoo", "--steps", "128", "--eval-episodes", "1"],
     ),
 }
 """Case id: (script, arguments). The Tianshou and TorchRL examples print how many masked

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
-sb3_contrib = pytest.importorskip("sb3_contrib")
+import sb3_contrib
 
 
 def test_maskable_ppo_runs_on_solitaire_turn() -> None:

@@ -14,12 +14,16 @@ import pytest
 from greed_env.envs.observation import OBS_INDEX, encode_observation, spec_version_reads
 from greed_env.rules import (
     BANK,
+    ROLL,
     Move,
     Phase,
     RulesError,
     apply,
     apply_roll,
+    chance_outcomes,
+    is_chance,
     is_over,
+    legal_moves,
     new_game,
     preset,
 )
@@ -153,6 +157,71 @@ def test_rounds_duel_headline_by_simulation() -> None:
     assert abs(check.z) < 3, (check, table.headline)
 
 
+def _rounds_brute_force(rules):  # type: ignore[no-untyped-def]
+    """``value(state)``: seat 0's share of the pot with both seats playing best, by memoised
+    expectimax over the engine itself (``legal_moves`` / ``apply`` / ``chance_outcomes``).
+
+    A game of rounds has no cycles between turns, so no iteration is needed; within a turn
+    the totals only grow, and a continue decision stops the search where banking is provably
+    at least as good as rolling on: rolling is worth at most the bust outcomes' exact values
+    plus 1 for every other throw. Nothing here knows of score units, layers or caps."""
+    memo: dict = {}
+
+    def value(s):  # type: ignore[no-untyped-def]
+        key = s._replace(event="")
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if is_over(s):
+            v = s.shares[0]
+        elif is_chance(s):
+            v = sum(p * value(apply_roll(rules, s, roll)) for roll, p in chance_outcomes(rules, s))
+        else:
+            mover = s.player
+
+            def own(x: float) -> float:  # the mover's share, from seat 0's
+                return x if mover == 0 else 1.0 - x
+
+            moves = legal_moves(rules, s)
+            v = None
+            if s.phase == Phase.CONTINUE and set(moves) == {BANK, ROLL}:
+                bank = value(apply(rules, s, BANK))
+                thrown = apply(rules, s, ROLL)
+                bound = 0.0
+                for roll, p in chance_outcomes(rules, thrown):
+                    after = apply_roll(rules, thrown, roll)
+                    busted = is_over(after) or after.player != mover or after.rounds != s.rounds
+                    bound += p * (own(value(after)) if busted else 1.0)
+                if own(bank) >= bound - 1e-12:
+                    v = bank
+            if v is None:
+                values = [value(apply(rules, s, m)) for m in moves]
+                v = max(values) if mover == 0 else min(values)
+        memo[key] = v
+        return v
+
+    return value
+
+
+@pytest.mark.parametrize(("rounds", "final_round"), [(3, True), (2, False)])
+def test_rounds_duel_matches_brute_force(rounds: int, final_round: bool) -> None:
+    """Two dice, target 200, threshold 100: every layer of turns left and every pair of
+    scores of the solver's table against the brute force, to 1e-9."""
+    rules = preset("ten_thousand", num_dice=2, straights=(), three_pairs=0, target=200, entry_threshold=100,
+                   rounds=rounds, final_round=final_round)
+    win = solve(rules, "duel").arrays["win"]
+    value = _rounds_brute_force(rules)
+    turns = 2 * rounds
+    checked = 0
+    for k in range(1, turns + 1):
+        for a in (0, 100, 150):
+            for b in (0, 100, 150):
+                s = new_game(rules, 2, first_player=0)._replace(scores=(a, b), entered=(a > 0, b > 0), rounds=turns - k)
+                assert abs(value(s) - win[k, a // 50, b // 50]) < 1e-9, (k, a, b)
+                checked += 1
+    assert checked == 9 * turns
+
+
 def test_the_optimal_bot_knows_the_turns_left() -> None:
     """The same scores are played differently with one turn left than with many."""
     rules = preset("ten_thousand", rounds=2, target=2000, entry_threshold=300)
@@ -207,10 +276,10 @@ def test_rounds_solver_refuses_what_it_does_not_model() -> None:
 
     with pytest.raises(VectorUnsupportedError, match="fixed number of rounds"):
         check_optimal_supported(preset("ten_thousand", rounds=3))
-    with pytest.raises(SolverError, match="without a target"):
-        solve(preset("ten_thousand", rounds=2, target=0), "duel")
-    with pytest.raises(SolverError, match="six_kind_wins"):
-        solve(preset("ten_thousand", rounds=2, six_kind_wins=True), "duel")
+    with pytest.raises(SolverError, match="exact_target"):
+        solve(preset("ten_thousand", rounds=2, exact_target=True, entry_threshold=0), "duel")
+    with pytest.raises(SolverError, match="six_kind_wins=True for the turn objective"):
+        solve(preset("ten_thousand", rounds=2, six_kind_wins=True), "turn")
 
 
 def test_the_environments_play_rounds_games_to_the_end() -> None:

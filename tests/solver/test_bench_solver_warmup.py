@@ -36,3 +36,19 @@ def test_the_ten_thousand_warmup_solves() -> None:
     except SolverError as exc:  # pragma: no cover - the race is solvable at any target
         pytest.fail(str(exc))
     assert table.rules.target == 500 and table.rules.entry_threshold == 250
+
+
+def test_the_threads_table_puts_both_runs_of_a_pair_on_one_row() -> None:
+    def row(obj: str, wall: float, cpu: float, rss: float) -> dict[str, object]:
+        return {"preset": "farkle", "objective": obj, "headline": 0.5, "seconds": wall, "cpu_seconds": cpu,
+                "peak_rss_mib": rss, "load_before": 1.0, "load_after": 1.0, "meta": {"mean_iterations": 2.5}}
+
+    text = bench.threads_markdown([row("duel", 30.0, 29.0, 176), row("turn", 1.0, 0.9, 170)],
+                                  [row("duel", 16.0, 31.0, 180), row("race", 2.0, 2.0, 175)])
+    lines = text.splitlines()[2:]
+    assert len(lines) == 3
+    duel = next(line for line in lines if "| duel |" in line)
+    assert "| 30.0 | 29.0 | 176 |" in duel and "| 16.0 | 31.0 | 180 |" in duel and "1.88x" in duel
+    assert "2.50 passes/pair" in duel
+    race = next(line for line in lines if "| race |" in line)
+    assert "| 2.0 | 2.0 | 175 |" in race and not race.rstrip(" |").endswith("x")

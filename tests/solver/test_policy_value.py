@@ -61,7 +61,6 @@ def test_evaluate_reports_the_exact_value() -> None:
 
 
 def test_onnx_bot_batches_like_single_moves_and_pickles() -> None:
-    pytest.importorskip("onnxruntime")
     from greed_env.bots.loader import load
 
     rules = preset("ten_thousand")

@@ -17,7 +17,6 @@ from greed_env.vector.sb3 import make_sb3_vec_env
 
 
 def test_need_readings_read_the_points_still_needed_in_numpy_and_torch() -> None:
-    pytest.importorskip("torch")
     import torch
 
     from greed_env.envs.solitaire import SolitaireEnv
@@ -48,9 +47,10 @@ def test_need_readings_read_the_points_still_needed_in_numpy_and_torch() -> None
 
 
 def test_need_readings_are_version_5_and_only_for_an_exact_target() -> None:
-    pytest.importorskip("sb3_contrib")
-    from greed_env.train.loop import policy_kwargs
-    from greed_env.train.solo import Args
+    from greed_env.train.policy import policy_kwargs
+    from greed_env.train.scripts import load_script
+
+    Args = load_script("ppo_turn").Args  # need readings are off there, on in progressive_race
 
     old = FeatureConfig.for_rules(preset("progressive")).to_dict()
     old["version"] = 4
@@ -62,23 +62,25 @@ def test_need_readings_are_version_5_and_only_for_an_exact_target() -> None:
     on = policy_kwargs(Args(rules="progressive", need_readings=True), rules)["features_extractor_kwargs"]["config"]
     off = policy_kwargs(Args(rules="progressive"), rules)["features_extractor_kwargs"]["config"]
     assert on["need_readings"] and not off["need_readings"]  # opt-in: documented recipes unchanged
-    with pytest.raises(SystemExit, match="exact target"):
+    with pytest.raises(ValueError, match="exact target"):
         policy_kwargs(Args(need_readings=True), preset("ten_thousand"))
+    assert load_script("progressive_race").Args().need_readings
 
 
 def test_init_from_puts_added_readings_at_their_places(tmp_path: Path) -> None:
     """Margin readings sit before the working-set readings and the readings of the points needed
     after them: a model without either, warm-started into one with both, is the same function
     (actor and critic)."""
-    pytest.importorskip("sb3_contrib")
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO
 
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.train import duel
-    from greed_env.train.loop import policy_class, policy_kwargs
+    from greed_env.train.policy import policy_class, policy_kwargs
+    from greed_env.train.scripts import load_script
     from greed_env.train.warmstart import init_weights
+
+    duel = load_script("ppo_duel")
 
     rules = preset("progressive")
     env = gym.make("greed_env/Duel-v0", rules="progressive", opponent="threshold-300")

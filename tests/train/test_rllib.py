@@ -1,4 +1,5 @@
-"""Ray RLlib self-play: one training iteration in this process, checkpoint, export to a bot.
+"""Ray RLlib self-play (``training/rllib_selfplay.py``): one training iteration in this process,
+checkpoint, learning-curve point, export to a bot in the run folder and to a registry folder.
 
 The environment runs with ``illegal_action='raise'``, so a single masked action sampled by
 the policy would fail the iteration: the masking module is checked by the run itself. The
@@ -10,41 +11,44 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
+import ray
 
-ray = pytest.importorskip("ray")
-pytest.importorskip("torch")
-pytest.importorskip("onnxruntime")
-
-from greed_env.bots.loader import load as load_bot  # noqa: E402
-from greed_env.bots.onnx_backend import OnnxBot  # noqa: E402
-from greed_env.rules import apply_roll, legal_moves, new_game, preset  # noqa: E402
-
-
-def _script() -> object:
-    from greed_env.train import rllib_selfplay as selfplay
-
-    return selfplay
+from greed_env.bots.loader import load as load_bot
+from greed_env.bots.onnx_backend import OnnxBot
+from greed_env.rules import apply_roll, legal_moves, new_game, preset
+from greed_env.train.rllib_curve import curve_tasks
 
 
 @pytest.fixture(scope="module")
 def local_ray() -> object:
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    """A local Ray; started a second time if the first start times out (Ray gives its raylet a
+    fixed 30 s to register, which a machine busy with other jobs can exceed)."""
+    try:
+        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    except Exception as exc:
+        if "timed out during startup" not in str(exc):
+            raise
+        ray.shutdown()
+        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
 
 
 def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
-    tmp_path: Path, local_ray: object, monkeypatch: pytest.MonkeyPatch
+    rllib_selfplay: ModuleType, tmp_path: Path, local_ray: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = _script()
-    args = script.Args(  # type: ignore[attr-defined]
+    args = rllib_selfplay.Args(
         rules="ten_thousand",
         num_players=3,
         illegal_action="raise",
         iterations=1,
+        max_minutes=0.0,
+        num_env_runners=0,
+        num_envs_per_env_runner=1,
         train_batch_size=256,
         minibatch_size=128,
         num_epochs=1,
@@ -56,8 +60,10 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
         eval_games=2,
         runs_dir=str(tmp_path),
         run_name="smoke",
+        export="tiny-rllib",
+        export_dir=str(tmp_path / "registry"),
     )
-    run_dir = script.main(args)  # type: ignore[attr-defined]
+    run_dir = rllib_selfplay.main(args)
     summary = json.loads((run_dir / "run.json").read_text())
     assert summary["history"][0]["env_steps"] >= 256
     assert (run_dir / summary["checkpoint"] / "rllib_checkpoint.json").is_file()
@@ -77,14 +83,17 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
     rules = bot.rules
     state = apply_roll(rules, new_game(rules, 3, first_player=0), (1, 1, 2, 3, 5, 6))
     assert bot.act(rules, state, np.random.default_rng(0)) in legal_moves(rules, state)
+    registry = json.loads((tmp_path / "registry" / "ten_thousand" / "tiny-rllib.json").read_text())
+    assert registry["id"] == "ten_thousand/tiny-rllib" and registry["evaluation"] == summary["evaluation"]
+    assert registry["training"]["script"] == "training/rllib_selfplay.py"
 
 
 def test_curve_tasks_must_match_the_trained_game() -> None:
-    script = _script()
     with pytest.raises(ValueError, match="needs field tasks of ten_thousand with 3 seats"):
-        script._curve_tasks(script.Args(num_players=3, eval_every=5, curve_tasks="ten_thousand/ffa4-threshold"))  # type: ignore[attr-defined]
-    tasks = script._curve_tasks(script.Args(num_players=3, eval_every=5))  # type: ignore[attr-defined]
-    assert [t.id for t in tasks] == ["ten_thousand/ffa3-threshold-v1"]
+        curve_tasks("ten_thousand", 3, "ten_thousand/ffa4-threshold", 500)
+    with pytest.raises(ValueError, match="--curve-games must be at least 1"):
+        curve_tasks("ten_thousand", 3, "", 0)
+    assert [t.id for t in curve_tasks("ten_thousand", 3, "", 500)] == ["ten_thousand/ffa3-threshold-v1"]
 
 
 def test_one_iteration_on_the_native_engine(local_ray: object) -> None:

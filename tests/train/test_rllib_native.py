@@ -11,8 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("ray")
-
 from greed_env.rllib.native import NativeSelfPlayEnv, agent_id
 from greed_env.vector import kernels as K
 

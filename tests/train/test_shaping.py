@@ -63,7 +63,7 @@ def test_against_a_threshold_bot_an_exact_target_game_is_shaped_by_the_same_pote
     """Under Progressive's exact target the duel table values every position itself (after the
     opponent lands, the last turn's chance to land too), so it is a potential against any
     opponent; the shaped returns still telescope."""
-    rules = preset("progressive", target=1000)
+    rules = preset("progressive", target=600)  # the table of the last-turn test below: one solve
     venv = make_sb3_vec_env("greed_env/Duel-v0", 8, seed=4, rules=rules, opponent="threshold-300")
     shaped_env = SolverPotentialShaping(venv)
     shaped_env.reset()
@@ -115,6 +115,18 @@ def test_final_round_starts_begin_at_the_learners_last_turn() -> None:
         final_round_start(preset("farkle"), 0, rng)
 
 
+def test_final_round_starts_exist_only_where_the_rules_have_a_final_round_turn() -> None:
+    """greed, farkle and farkle5 have no final round, and progressive's (an exact target) is not
+    built by the curriculum: ``final_round_start`` refuses them (training/ppo_duel.py switches
+    those starts off there), while ten_thousand has them."""
+    from greed_env.train.curriculum import final_round_start
+
+    assert final_round_start(preset("ten_thousand"), 0, np.random.default_rng(0)).endgame
+    for name in ("greed", "farkle", "farkle5", "progressive"):
+        with pytest.raises(ValueError):
+            final_round_start(preset(name), 0, np.random.default_rng(0))
+
+
 def test_near_final_round_starts_trail_by_at_most_a_turn() -> None:
     from greed_env.train.curriculum import FinalRoundStarts, final_round_start
 
@@ -156,7 +168,7 @@ def test_warm_final_round_starts_reach_bank_or_roll_decisions_around_the_lead() 
                 assert apply(rules, s, legal_moves(rules, s)[0]).winners == (me,)
     assert len(leads) > 300 and dice >= {1, 2, 3, 4, 5}
     assert 0.1 < np.mean(np.array(leads) > 0) < 0.5 and min(leads) >= -1000
-    venv = make_sb3_vec_env("greed_env/Duel-v0", 64, seed=2, rules=rules, opponent="optimal")
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 64, seed=2, rules=rules, opponent="threshold-300")  # any opponent: the starts are the point
     starts = FinalRoundStarts(venv, fraction=1.0, seed=5, near=1.0, warmup=3)
     starts.reset()
     phases = starts.batch.S[:, K.C_PHASE]
@@ -186,7 +198,7 @@ def test_score_starts_draw_both_scores_and_the_seat_to_move() -> None:
     assert 4000 < np.median(scores) < 6500 and max(scores) >= 9500 and 0 in scores
     endgame = [v for _ in range(200) for v in score_start(rules, 0, rng, near=2000).scores]
     assert min(endgame) >= 8000 and max(endgame) < rules.target and len(set(endgame)) > 30
-    venv = make_sb3_vec_env("greed_env/Duel-v0", 64, seed=2, rules=rules, opponent="optimal")
+    venv = make_sb3_vec_env("greed_env/Duel-v0", 64, seed=2, rules=rules, opponent="threshold-300")  # any opponent: the starts are the point
     starts = FinalRoundStarts(venv, fraction=0.0, seed=5, scores=1.0)
     obs = starts.reset()
     batch = starts.batch

@@ -8,35 +8,37 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("sb3_contrib")
-
 import torch
 from sb3_contrib import MaskablePPO
-from test_training_scripts import TINY as TRAINING_TINY
+from training_settings import SHORT_RULES
+from training_settings import TINY as TRAINING_TINY
 
 from greed_env.bots.errors import BotLoadError
 from greed_env.bots.numpy_backend import load_policy
 from greed_env.cli import main as greed_main
 from greed_env.evaluation import evaluate
-from greed_env.rules import preset
-from greed_env.train import duel
+from greed_env.rules import Rules
+from greed_env.train.args import rules_from_args
+from greed_env.train.scripts import load_script
 from greed_env.train.soup import soup
 
 # the training smoke tests' tiny runs, against a threshold bot, evaluated only at the end
 TINY: dict[str, Any] = {
     **TRAINING_TINY,
     "opponent": "threshold:300",
+    "rules_set": SHORT_RULES,
     "eval_every": 10_000,
     "eval_episodes": 4,
-    "eval_regret_episodes": 0,
     "final_eval_episodes": 4,
+    "final_regret_episodes": 0,
     "checkpoint_every": 10_000,
 }  # 256 steps: two updates, the last one's annealed learning rate is 0
+RULES: Rules = rules_from_args("ten_thousand", SHORT_RULES)
 
 
 def _run(root: Path, name: str, **overrides: Any) -> Path:
-    run = duel.main(duel.Args(**{**TINY, "runs_dir": str(root / name), **overrides}))
+    ppo_duel = load_script("ppo_duel")
+    run = ppo_duel.main(ppo_duel.Args(**{**TINY, "runs_dir": str(root / name), **overrides}))
     return run / "model.zip"
 
 
@@ -68,12 +70,12 @@ def test_a_soup_is_the_mean_of_its_members_and_plays_like_any_model(family: dict
     card = json.loads(out.with_suffix(".json").read_text())
     cards = [json.loads(family[m].with_suffix(".json").read_text()) for m in ("a", "b")]
     assert card["script"] == "greed_env.train.soup" and card["objective"] == "duel"
-    assert card["rules_fingerprint"] == preset("ten_thousand").fingerprint
+    assert card["rules_fingerprint"] == RULES.fingerprint
     assert card["args"]["init_from"] == str(family["parent"])
     assert card["cpu_time_s"] == pytest.approx(sum(c["cpu_time_s"] for c in cards), abs=0.11)
     assert [m["seed"] for m in card["members"]] == [2, 3]
 
-    rules = preset("ten_thousand")
+    rules = RULES
     assert load_policy(out, rules).n_actions == load_policy(family["a"], rules).n_actions
     res = evaluate(str(out), rules, "duel", episodes=4, seed=0, regret_episodes=2)
     assert res.score.n == 4
@@ -115,7 +117,7 @@ def test_bad_soups_are_refused_and_write_nothing(family: dict[str, Path], tmp_pa
     with pytest.raises(BotLoadError, match="another network shape"):
         soup([family["a"], wide], tmp_path / "shape", any_parent=True)
 
-    other = _run(tmp_path, "other", seed=7, rules_set=["target=3000", "entry_threshold=500"])
+    other = _run(tmp_path, "other", seed=7, rules="farkle5", rules_set=["target=2000"])
     with pytest.raises(BotLoadError, match="other rules"):
         soup([family["a"], other], tmp_path / "rules", any_parent=True)
 

@@ -1,7 +1,10 @@
-"""The pieces of the training scripts: argument parsing, imports, features, policies, self-play."""
+"""The pieces of the training scripts: arguments and their docs, ``greed train`` and how it finds
+the scripts, imports, features, policies, warm starts, self-play."""
 
 from __future__ import annotations
 
+import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -10,24 +13,62 @@ import numpy as np
 import pytest
 
 from greed_env.bots.featurize import FeatureConfig, featurize
+from greed_env.cli import main as greed_main
 from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import RulesError, preset
-from greed_env.train import duel, selfplay, solo
+from greed_env.train import scripts as script_finder
 from greed_env.train.args import build_parser, field_docs, parse_args, rules_from_args
+from greed_env.train.scripts import load_script, script_docstring, script_names
+
+SCRIPTS = ("ppo_duel", "ppo_selfplay", "ppo_turn", "progressive_race", "rllib_selfplay")
+DuelArgs = load_script("ppo_duel").Args
 
 
-def test_every_argument_has_a_docstring_and_parses() -> None:
-    for module in (solo, duel, selfplay):
+def test_the_training_folder_holds_the_scripts_each_argument_documented() -> None:
+    assert set(SCRIPTS) <= set(script_names())
+    for name in script_names():
+        module = load_script(name)
         docs = field_docs(module.Args)
-        names = {f for f in module.Args.__dataclass_fields__}
-        assert names <= set(docs), names - set(docs)
-        assert all(docs[n] for n in names)
-    args = parse_args(solo.Args, ["--objective", "race", "--no-anneal-lr", "--target-kl", "none", "--seed", "7"])
-    assert (args.objective, args.anneal_lr, args.target_kl, args.seed) == ("race", False, None, 7)
-    text = build_parser(duel.Args).format_help()
+        names = set(module.Args.__dataclass_fields__)
+        assert names <= set(docs), (name, names - set(docs))
+        assert all(docs[n] for n in names), name
+        assert module.__name__ == f"greed_env.training.{name}" and callable(module.main)
+        doc = module.__doc__ or ""
+        assert f"greed train {name}" in doc and f"python training/{name}.py" in doc, name
+    turn = load_script("ppo_turn")
+    args = parse_args(turn.Args, ["--no-anneal-lr", "--target-kl", "none", "--seed", "7", "--entry-starts", "0"])
+    assert (args.anneal_lr, args.target_kl, args.seed, args.entry_starts) == (False, None, 7, 0.0)
+    text = build_parser(DuelArgs).format_help()
     assert "--opponent" in text and "opponent bot" in text
     with pytest.raises(SystemExit):
-        parse_args(solo.Args, ["--vector", "warp"])
+        parse_args(turn.Args, ["--vector", "warp"])
+
+
+def test_every_command_in_a_scripts_docstring_parses() -> None:
+    """The commands a script's docstring shows (``greed train NAME ...``, continuation lines
+    joined) name only options its ``Args`` has, so the documented recipes cannot go stale."""
+    seen = 0
+    for name in script_names():
+        text = re.sub(r"\\\n\s*", " ", script_docstring(name))
+        for match in re.finditer(r"^\s*greed train (\w+)([^\n#]*)", text, re.MULTILINE):
+            script, argv = match.group(1), match.group(2).split()
+            parse_args(load_script(script).Args, argv)
+            seen += 1
+    assert seen >= 15
+
+
+def test_the_readme_lists_every_script(repo_root: Path) -> None:
+    readme = (repo_root / "training" / "README.md").read_text()
+    for name in script_names():
+        assert f"`{name}.py`" in readme, name
+
+
+def test_every_script_has_a_test_that_runs_it(repo_root: Path) -> None:
+    """A script of ``training/`` that no test of this folder names would go stale unnoticed."""
+    here = Path(__file__).name
+    texts = [f.read_text() for f in (repo_root / "tests" / "train").glob("test_*.py") if f.name != here]
+    for name in script_names():
+        assert any(f"def {name}" in text or f"{name}:" in text or f'"{name}"' in text for text in texts), name
 
 
 def test_rules_overrides() -> None:
@@ -40,43 +81,93 @@ def test_rules_overrides() -> None:
         rules_from_args("farkle", "target=3000;entry_threshold=500")  # type: ignore[arg-type]
 
 
-def test_greed_train_takes_set_and_refuses_the_old_rules_set(capsys: pytest.CaptureFixture[str]) -> None:
-    from greed_env.cli import build_parser as cli_parser
-
-    parser = cli_parser()
-    ns = parser.parse_args(["train", "duel", "--set", "target=3000", "--set", "entry_threshold=500"])
-    assert ns.rules_set == ["target=3000", "entry_threshold=500"]
-    assert parser.parse_args(["train", "solo"]).rules_set == []
+def test_the_scripts_take_set_and_refuse_the_old_rules_set(capsys: pytest.CaptureFixture[str]) -> None:
+    args = parse_args(DuelArgs, ["--set", "target=3000", "--set", "entry_threshold=500"])
+    assert args.rules_set == ["target=3000", "entry_threshold=500"]
+    assert rules_from_args(args.rules, args.rules_set).target == 3000
+    assert parse_args(DuelArgs, []).rules_set == []
     with pytest.raises(SystemExit) as exc:
-        parser.parse_args(["train", "solo", "--rules-set", "target=3000"])
+        greed_main(["train", "ppo_turn", "--rules-set", "target=3000"])
     assert exc.value.code == 2
     assert "--rules-set was replaced by --set FIELD=VALUE" in capsys.readouterr().err
-    args = parse_args(solo.Args, ["--set", "target=3000"])
-    assert rules_from_args(args.rules, args.rules_set).target == 3000
 
 
-def test_cli_and_scripts_do_not_import_torch() -> None:
+def test_the_command_line_imports_neither_torch_nor_a_script_until_one_runs() -> None:
     code = (
-        "import sys, greed_env.cli, greed_env.evaluation, greed_env.train.solo, greed_env.train.duel, "
-        "greed_env.train.selfplay, greed_env.train.selfplay_env, greed_env.bots.numpy_backend; "
-        "greed_env.cli.build_parser(); print('torch' in sys.modules)"
+        "import sys, greed_env.cli, greed_env.evaluation, greed_env.train.args, greed_env.train.scripts, "
+        "greed_env.train.selfplay_env, greed_env.bots.numpy_backend; greed_env.cli.build_parser(); "
+        "print('torch' in sys.modules, any(m.startswith('greed_env.training') for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-    helped = subprocess.run(
-        [sys.executable, "-m", "greed_env.train.solo", "--help"], capture_output=True, text=True, check=True
+    assert out.stdout.strip() == "False False"
+
+
+def test_a_script_runs_as_a_file_of_the_checkout(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python training/ppo_turn.py --help``, in this process (torch is imported already)."""
+    monkeypatch.setattr(sys, "argv", ["ppo_turn.py", "--help"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(repo_root / "training" / "ppo_turn.py"), run_name="__main__")
+    assert stop.value.code == 0
+    helped = capsys.readouterr().out
+    assert "--entry-starts" in helped and "--resume" in helped and "--export" in helped
+
+
+def test_greed_train_lists_the_scripts_and_their_old_names(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        greed_main(["train", "--help"])
+    assert stop.value.code == 0
+    text = capsys.readouterr().out
+    for name in (*SCRIPTS, "soup"):
+        assert name in text
+    for alias in ("(solo)", "(duel)", "(selfplay)", "(rllib)"):
+        assert alias in text
+
+
+def test_greed_train_runs_any_script_of_the_folder_without_registration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new ``training/NAME.py`` with ``Args`` and ``main`` is a ``greed train`` script at once."""
+    folder = tmp_path / "training"
+    folder.mkdir()
+    (folder / "__init__.py").write_text('"""scripts"""\n')
+    (folder / "_helper.py").write_text("class Args: ...\ndef main(a): ...\n")  # private: not a script
+    (folder / "notes.py").write_text("X = 1\n")  # no Args and main: not a script
+    (folder / "hello.py").write_text(
+        '"""Say hello.\n\n    greed train hello --times 2\n"""\n'
+        "from dataclasses import dataclass\n"
+        "from pathlib import Path\n\n\n"
+        "@dataclass\nclass Args:\n    times: int = 1\n    \"\"\"how often\"\"\"\n\n\n"
+        "def main(args: Args) -> Path:\n"
+        "    if args.times < 1:\n        raise ValueError('--times must be >= 1')\n"
+        "    print('hello ' * args.times)\n    return Path('.')\n"
     )
-    assert "--objective {turn,race}" in helped.stdout and "--resume" in helped.stdout
+    monkeypatch.setattr(script_finder, "_checkout_dir", lambda: folder)
+    monkeypatch.delitem(sys.modules, script_finder.PACKAGE, raising=False)
+    for name in [m for m in sys.modules if m.startswith(script_finder.PACKAGE + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    assert script_names() == ["hello"]
+    assert greed_main(["train", "hello", "--times", "2"]) == 0
+    assert capsys.readouterr().out.strip() == "hello hello"
+    assert greed_main(["train", "hello", "--times", "0"]) == 2
+    assert capsys.readouterr().err == "greed train hello: --times must be >= 1\n"
+    from greed_env.commands.train_cmd import script_examples
+
+    assert script_examples()["train hello"] == "greed train hello --times 2"
+    with pytest.raises(script_finder.ScriptError, match="unknown training script 'nope'"):
+        load_script("nope")
 
 
-def test_greed_train_help_lists_the_scripts() -> None:
-    from greed_env.cli import build_parser as cli_parser
-
-    parser = cli_parser()
-    with pytest.raises(SystemExit):
-        parser.parse_args(["train", "selfplay", "--help"])
-    ns = parser.parse_args(["train", "solo", "--objective", "race", "--total-timesteps", "64"])
-    assert ns.objective == "race" and ns.total_timesteps == 64 and ns.script == "solo"
+def test_greed_train_rllib_without_ray_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    for name in ("rllib_selfplay", "rllib"):
+        assert greed_main(["train", name, "--runs-dir", str(tmp_path / "runs")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("greed train rllib_selfplay: Ray RLlib is not installed") and "greed-env[ray]" in err
+        assert "\n" not in err and not (tmp_path / "runs").exists()
 
 
 def test_feature_readings_are_exact() -> None:
@@ -107,7 +198,6 @@ def test_feature_readings_are_exact() -> None:
 
 
 def test_margin_readings_are_exact_in_numpy_and_torch() -> None:
-    pytest.importorskip("torch")
     import gymnasium as gym
     import torch
 
@@ -138,7 +228,6 @@ def test_margin_readings_are_exact_in_numpy_and_torch() -> None:
 
 
 def test_final_round_margin_readings_are_zero_before_the_final_round() -> None:
-    pytest.importorskip("torch")
     import gymnasium as gym
     import torch
 
@@ -172,7 +261,6 @@ def test_final_round_margin_readings_are_zero_before_the_final_round() -> None:
 
 
 def test_crossing_readings_copy_the_margin_only_when_banking_reaches_the_target_before_a_final_round() -> None:
-    pytest.importorskip("torch")
     import gymnasium as gym
     import torch
 
@@ -224,21 +312,20 @@ def test_feature_config_reads_version_1_and_refuses_bad_ones() -> None:
 
 
 def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
-    pytest.importorskip("sb3_contrib")
     import torch
     from sb3_contrib import MaskablePPO
 
     from greed_env.bots.errors import BotLoadError
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.train.loop import policy_class, policy_kwargs
+    from greed_env.train.policy import policy_class, policy_kwargs
     from greed_env.train.warmstart import init_weights
 
     rules = preset("ten_thousand")
     import gymnasium as gym
 
     env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
-    small = duel.Args(net_width=16, features="greed")
-    wide = duel.Args(net_width=16, features="margin")
+    small = DuelArgs(net_width=16, features="greed")
+    wide = DuelArgs(net_width=16, features="margin")
     old = MaskablePPO(policy_class(small), env, policy_kwargs=policy_kwargs(small, rules), device="cpu", seed=0)
     with torch.no_grad():
         for p in old.policy.parameters():
@@ -248,8 +335,8 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
     init_weights(new, tmp_path / "old.zip", rules)
     # the crossing readings come last: padded from a model without any margin readings, and
     # from one with the final-round ones
-    cross = duel.Args(net_width=16, features="margin-cross")
-    final = duel.Args(net_width=16, features="margin-final")
+    cross = DuelArgs(net_width=16, features="margin-cross")
+    final = DuelArgs(net_width=16, features="margin-final")
     via = MaskablePPO(policy_class(final), env, policy_kwargs=policy_kwargs(final, rules), device="cpu", seed=2)
     init_weights(via, tmp_path / "old.zip", rules)
     via.save(tmp_path / "final.zip")
@@ -271,7 +358,7 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
         obs, _, terminated, truncated, info = env.step(int(a.act(obs[None], info["action_mask"][None])[0]))
         if terminated or truncated:
             obs, info = env.reset()
-    other = duel.Args(net_width=32, features="margin")
+    other = DuelArgs(net_width=32, features="margin")
     bigger = MaskablePPO(policy_class(other), env, policy_kwargs=policy_kwargs(other, rules), device="cpu")
     with pytest.raises(BotLoadError, match="do not fit this network"):
         init_weights(bigger, tmp_path / "old.zip", rules)
@@ -280,27 +367,26 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
 def test_init_from_widens_the_critic_as_the_same_function_and_restarts_a_deeper_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("sb3_contrib")
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO
 
-    from greed_env.train.loop import policy_class, policy_kwargs
+    from greed_env.train.policy import policy_class, policy_kwargs
     from greed_env.train.warmstart import init_weights
 
     rules = preset("ten_thousand")
     env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
 
-    def model(args: duel.Args, seed: int) -> MaskablePPO:
+    def model(args: DuelArgs, seed: int) -> MaskablePPO:
         return MaskablePPO(policy_class(args), env, policy_kwargs=policy_kwargs(args, rules), device="cpu", seed=seed)
 
-    old = model(duel.Args(net_width=16, features="greed"), 0)
+    old = model(DuelArgs(net_width=16, features="greed"), 0)
     with torch.no_grad():
         for p in old.policy.parameters():
             p.add_(torch.randn_like(p) * 0.3)
     old.save(tmp_path / "old.zip")
-    wider = model(duel.Args(net_width=16, vf_width=40, features="margin-final"), 1)
-    deeper = model(duel.Args(net_width=16, vf_width=40, vf_depth=3, features="margin-final"), 2)
+    wider = model(DuelArgs(net_width=16, vf_width=40, features="margin-final"), 1)
+    deeper = model(DuelArgs(net_width=16, vf_width=40, vf_depth=3, features="margin-final"), 2)
     fresh = {k: v.clone() for k, v in deeper.policy.state_dict().items() if "value" in k}
     margin = FeatureConfig.for_rules(rules, margin=True).margin_dim
     width_in = old.policy.mlp_extractor.value_net[0].weight.shape[1] + margin
@@ -333,19 +419,18 @@ def test_init_from_widens_the_critic_as_the_same_function_and_restarts_a_deeper_
 
 
 def test_init_temperature_softens_only_the_moves_other_than_keeps() -> None:
-    pytest.importorskip("sb3_contrib")
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO
 
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.train.loop import policy_class, policy_kwargs
+    from greed_env.train.policy import policy_class, policy_kwargs
     from greed_env.train.warmstart import soften
 
     rules = preset("ten_thousand")
     env = gym.make("greed_env/Duel-v0", rules="ten_thousand", opponent="threshold")
     for head in ("structured", "plain"):
-        args = duel.Args(net_width=16, policy_head=head)
+        args = DuelArgs(net_width=16, policy_head=head)
         model = MaskablePPO(policy_class(args), env, policy_kwargs=policy_kwargs(args, rules), device="cpu", seed=0)
         with torch.no_grad():
             for p in model.policy.parameters():
@@ -375,7 +460,6 @@ def test_init_temperature_softens_only_the_moves_other_than_keeps() -> None:
 
 @pytest.mark.parametrize("margin", [False, True])
 def test_numpy_policy_matches_maskable_ppo_predict(margin: bool) -> None:
-    pytest.importorskip("sb3_contrib")
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO
@@ -442,30 +526,3 @@ def test_selfplay_env_passes_the_gymnasium_checker_and_uses_the_pool(tmp_path: P
             _, reward, done, _, info = env.step(rng.choice(np.flatnonzero(env.action_masks())))
         assert reward in (-1.0, 0.0, 1.0)
     assert seats == {0, 1}
-
-
-def test_greed_train_rllib_without_ray_names_the_extra(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from greed_env.cli import main as greed_main
-
-    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
-    assert greed_main(["train", "rllib", "--runs-dir", str(tmp_path / "runs")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("greed train rllib: Ray RLlib is not installed") and "greed-env[ray]" in err
-    assert "\n" not in err and not (tmp_path / "runs").exists()
-
-
-def test_greed_train_recipe_hands_its_arguments_to_the_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
-    from greed_env.cli import main as greed_main
-    from greed_env.train.recipes import duel, turn
-
-    seen: list[tuple[str, list[str], str]] = []
-    monkeypatch.setattr(turn, "main", lambda argv, prog: seen.append(("turn", argv, prog)) or 0)
-    monkeypatch.setattr(duel, "main", lambda argv, prog: seen.append(("duel", argv, prog)) or 3)
-    assert greed_main(["train", "recipe", "turn", "--seeds", "1", "--", "--net-width", "64"]) == 0
-    assert greed_main(["train", "recipe", "duel", "--", "--final-round-starts", "0"]) == 3
-    assert seen == [
-        ("turn", ["--seeds", "1", "--", "--net-width", "64"], "greed train recipe turn"),
-        ("duel", ["--", "--final-round-starts", "0"], "greed train recipe duel"),
-    ]

@@ -96,7 +96,7 @@ def test_every_kernel_is_cached_under_one_stamp_of_all_kernel_modules(monkeypatc
     from greed_env.vector import jit
     from greed_env.vector import kernels as K
 
-    for kernel in (K.batch_masks, K.step_parallel, K.decode_roll, K.threshold_action, K.turns_played):
+    for kernel in (K.batch_masks, K.step_range, K.decode_roll, K.threshold_action, K.turns_played):
         assert kernel._cache._impl._locator.get_source_stamp() == jit.group_stamp()
     before = jit.group_stamp.__wrapped__()
     constants = layout.constants()

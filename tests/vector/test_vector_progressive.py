@@ -62,8 +62,9 @@ TURN_PHASES = (Phase.ROLL, Phase.KEEP, Phase.CONTINUE)
 
 
 def reference_fields(s: State) -> dict[str, Any]:
-    """Every field of the reference state but ``piggy``, ``shares`` and ``event``."""
-    skip = {"piggy", "shares", "event"}
+    """Every field of the reference state but ``piggy``, ``taken_over`` (no piggyback in the
+    vector engine), ``shares`` and ``event``."""
+    skip = {"piggy", "taken_over", "shares", "event"}
     out = {k: v for k, v in s._asdict().items() if k not in skip}
     out["phase"] = int(s.phase)
     return out
@@ -144,7 +145,7 @@ def _check_bots(
             assert got[i] == _action_of(catalog, ref[i], bot.act(rules, ref[i], rng)), i
     u = rng.random(game.num_games)
     got = np.empty(game.num_games, dtype=np.int64)
-    K.random_actions(game.S, u, tab, got)
+    K.random_actions(0, game.num_games, game.S, u, tab, got)
     for i in np.flatnonzero(decide):
         moves = legal_moves(rules, ref[i])
         assert got[i] == _action_of(catalog, ref[i], moves[int(u[i] * len(moves))]), i

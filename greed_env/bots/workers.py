@@ -1,0 +1,45 @@
+"""Worker processes that play games for a parent (evaluation, tournaments, benchmark fields).
+
+A terminal's Ctrl-C reaches every process of the foreground group: left alone, each worker
+would print its own ``KeyboardInterrupt`` traceback while the parent ends. :func:`spawn_pool`
+starts the workers with SIGINT ignored (an ignored signal stays ignored across ``exec``, and
+Python then installs no handler of its own), so the interrupt is the parent's alone: it raises
+``KeyboardInterrupt`` in the parent, whose ``with pool:`` block terminates the workers. The
+parent ignores SIGINT only while it starts the workers (milliseconds: a Ctrl-C in that instant
+is lost, the next one is not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from multiprocessing.pool import Pool
+from typing import Any
+
+__all__ = ["sigint_ignored", "spawn_pool"]
+
+
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT within the block, so that the processes started in it ignore it for good;
+    the handler is restored after (a no-op off the main thread, where handlers cannot change)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def spawn_pool(
+    processes: int, initializer: Callable[..., Any] | None = None, initargs: tuple[Any, ...] = ()
+) -> Pool:
+    """A ``spawn`` pool of ``processes`` workers that leave Ctrl-C to the parent (see the module
+    docstring); use it as ``with spawn_pool(k) as pool:``."""
+    with sigint_ignored():
+        return mp.get_context("spawn").Pool(processes, initializer, initargs)
