@@ -29,7 +29,6 @@ The pieces:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -45,11 +44,9 @@ from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch.nn import functional as F
 
-from greed_env.evaluation import EvalResult
-from greed_env.files import strict_json
-from greed_env.rules import Rules, State
-from greed_env.train.args import PPOArgs
-from greed_env.train.loop import model_card
+from greed_env.bots.cards import read_card, write_card
+from greed_env.bots.export import export_model
+from greed_env.rules import State
 from greed_env.train.teacher import TeacherLabeller, TeacherLabels
 
 __all__ = [
@@ -61,7 +58,6 @@ __all__ = [
     "TeacherStarts",
     "distillation_loss",
     "export_bot",
-    "training_card",
 ]
 
 
@@ -450,50 +446,32 @@ def _find_recorder(env: VecEnv) -> RowRecorder | None:
     return None
 
 
-def training_card(
-    args: PPOArgs,
-    script: str,
-    rules: Rules,
-    objective: str,
-    steps: int,
-    wall_s: float,
-    cpu_s: float,
-    sessions: int,
-    final: EvalResult,
-    teacher: dict[str, Any],
-) -> dict[str, Any]:
-    """The training card (``model.json``) of a teacher-assisted run: the scripts' card
-    (:func:`greed_env.train.loop.model_card`) with the teacher's settings under ``teacher``."""
-    card = model_card(args, script, rules, objective, steps, wall_s, cpu_s, sessions, final.summary(), {"teacher": teacher})
-    return strict_json(json.loads(json.dumps(card, default=_plain)))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON-able: {value!r}")
-
-
 def export_bot(
-    model_path: Path, out_dir: Path, name: str, objective: str, description: str, notes: str, games: int = 200
+    model_path: Path,
+    out_dir: Path,
+    name: str,
+    description: str,
+    notes: str,
+    *,
+    check_positions: int = 10_000,
+    seed: int = 1,
+    games: int = 200,
 ) -> Path:
     """Export a trained model as an ONNX bot (``out_dir/name.onnx`` and its card), checked
-    against the model on 10,000 random positions, with ``games`` games against each of the
-    rules' default opponents in the card; returns the card path.
+    against the model on ``check_positions`` random positions, with ``games`` games against
+    each of the rules' default opponents in the card; returns the card path.
 
     A card never names a machine path: an absolute ``--runs-dir`` of the run is recorded as
     ``runs`` and the source model as ``runs/<run>/model.zip``.
     """
-    from greed_env.bots.cards import read_card, write_card
-    from greed_env.bots.export import export_model
-
-    result = export_model(model_path, out_dir, name=name, objective=objective, description=description,
-                          check_positions=10_000, seed=1, notes=notes, evaluate_games=games)
+    result = export_model(model_path, out_dir, name=name, description=description,
+                          check_positions=check_positions, seed=seed, notes=notes, evaluate_games=games)
     card = read_card(result.card_path)
     card["export"]["source_model"] = f"runs/{model_path.parent.name}/{model_path.name}"
     args = card.get("training", {}).get("args", {})
     if isinstance(args, dict) and Path(str(args.get("runs_dir", "runs"))).is_absolute():
         args["runs_dir"] = "runs"
     write_card(result.card_path, card)
-    print(f"exported {result.card_path} ({result.positions} positions checked, {result.mismatches} mismatches)")
+    print(f"exported {result.onnx_path} and {result.card_path} "
+          f"({result.positions} positions checked, {result.mismatches} mismatches)")
     return Path(result.card_path)

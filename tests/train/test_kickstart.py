@@ -12,14 +12,14 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecMonitor
 
 from greed_env.rules import preset
-from greed_env.train.args import PPOArgs
 from greed_env.train.kickstart import (
     KickstartPPO,
     RowRecorder,
     TeacherSchedule,
     distillation_loss,
 )
-from greed_env.train.loop import policy_class, policy_kwargs
+from greed_env.train.policy import policy_class, policy_kwargs
+from greed_env.train.scripts import load_script
 from greed_env.train.teacher import TeacherLabeller
 from greed_env.vector.engine import BatchGame, EpisodeBatch
 from greed_env.vector.sb3 import make_sb3_vec_env
@@ -83,7 +83,7 @@ def _model(cls: type, weight: float, until: int, recorder: bool = True, learning
     torch.manual_seed(0)
     venv = VecMonitor(make_sb3_vec_env("greed_env/Solitaire-v0", 8, seed=3, rules=rules, objective="turn"))
     rec = RowRecorder(venv) if recorder else None
-    args = PPOArgs(rules="greed", net_width=16)
+    args = load_script("ppo_teacher_turn").Args(rules="greed", net_width=16, lean_masking=False)
     kwargs = dict(n_steps=16, batch_size=32, n_epochs=2, gamma=1.0, policy_kwargs=policy_kwargs(args, rules),
                   seed=1, device="cpu", learning_rate=learning_rate)
     if cls is KickstartPPO:
