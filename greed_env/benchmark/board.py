@@ -20,7 +20,9 @@ Board ``v1`` (docs/benchmark.md):
 * ``leader-duel``: the duel tasks of the rule books it plays (not Progressive's: carry-over) and
   the field tasks (with two players it is optimal-duel, so its duel rows read 50% within their
   intervals: a check of the protocol).
-* every registry bot of kind ``onnx-policy``: all tasks of its rule book.
+* every registry bot of kind ``onnx-policy``: all tasks of its rule book, except those that
+  play it at other settings (``ten_thousand/ffa3-exact`` plays to 3,000 points: the loader
+  refuses a trained bot there; docs/three-player.md measures them out of their rule book).
 
 Not on the board: ``optimal-duel`` as a bot of its own (it is the duel tasks' opponent, the
 duel rows of ``leader-duel`` are its self-play, and its Elo is in every Elo result's reference
@@ -96,7 +98,8 @@ def method_label(bot: str) -> str:
 
 def board_plan(name: str, only: list[Task] | None = None) -> list[tuple[str, list[Task]]]:
     """The (bot, tasks) pairs of board ``name`` in run order, restricted to ``only`` when given
-    (a trained bot gets every task of its rule book; the runner skips other rule books).
+    (a trained bot gets every task of its rule book at the book's own settings; the runner skips
+    other rule books).
 
     Raises:
         UnknownTaskError: no such board.
@@ -105,9 +108,11 @@ def board_plan(name: str, only: list[Task] | None = None) -> list[tuple[str, lis
         raise UnknownTaskError(f"no leaderboard {name!r}; boards: {', '.join(BOARDS)}")
     keep = None if only is None else {t.id for t in only}
     plan: list[tuple[str, list[Task]]] = []
-    entries = [*BOARDS[name], *trained_bots()]
-    for entry in entries:
+    trained = trained_bots()
+    for entry in [*BOARDS[name], *trained]:
         tasks = [t for t in match_tasks(list(entry.tasks)) if keep is None or t.id in keep]
+        if entry in trained:  # a trained bot plays its rule book as published, not a smaller game
+            tasks = [t for t in tasks if not t.overrides]
         if tasks:
             plan.append((entry.bot, tasks))
     return plan

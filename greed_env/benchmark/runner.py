@@ -26,13 +26,14 @@ from greed_env.benchmark.tasks import Task
 from greed_env.bots import load
 from greed_env.bots.cards import CARD_FORMAT
 from greed_env.bots.loader import check_seats, spec_card, spec_rules
+from greed_env.bots.optimal import optimal_bot
 from greed_env.bots.play import play_game
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament
 from greed_env.bots.workers import spawn_pool
 from greed_env.evaluation import evaluate, mean_ci
 from greed_env.files import atomic_write_text
-from greed_env.rules import Rules, preset
+from greed_env.rules import Move, Phase, Rules, State, new_game
 
 __all__ = [
     "BenchmarkResult",
@@ -176,58 +177,112 @@ def _game_rngs(seed: int, i: int, n: int) -> tuple[np.random.Generator, list[np.
 _WORKER: dict[str, Any] = {}
 
 
+class RegretProbe:
+    """The measured bot, playing as itself, with the regret of each of its decisions summed:
+    the best move's value less its move's, by the exact three-player equilibrium (``oracle``, a
+    :class:`~greed_env.solver.three_bot.ThreePlayerBot`). Against a field that plays that
+    equilibrium, the bot's expected share is its seat's equilibrium value less its expected
+    total regret (each decision faces the others' fixed strategies: one player's problem)."""
+
+    def __init__(self, bot: Any, oracle: Any) -> None:
+        self.bot = bot
+        self.oracle = oracle
+        self.name = bot.name
+        self.regret = 0.0
+        self.decisions = 0
+
+    def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
+        move = self.bot.act(rules, state, rng)
+        if state.phase in (Phase.KEEP, Phase.CONTINUE):
+            values = dict(self.oracle.move_values(rules, state))
+            chosen = values.get(move)
+            if chosen is None:  # the same keep, tapped in another order
+                chosen = next(v for m, v in values.items() if m.kind == move.kind and sorted(m.taps) == sorted(move.taps))
+            self.regret += max(values.values()) - chosen
+            self.decisions += 1
+        return move
+
+
+def exact_field(field_specs: Sequence[str]) -> bool:
+    """Whether a field is the exact three-player equilibrium (two ``optimal-3p`` bots)."""
+    return len(field_specs) == 2 and all(
+        parse_spec(s).kind == "optimal" and parse_spec(s).objective == "3p" for s in field_specs
+    )
+
+
 def _init_field(rules_dict: dict[str, Any], bot_spec: str, field_specs: Sequence[str]) -> None:
     rules = Rules.from_dict(rules_dict)
     _WORKER["rules"] = rules
     _WORKER["bot"] = load_field_bot(bot_spec, rules)
     cache: dict[str, Any] = {}
     _WORKER["field"] = [cache.setdefault(s, load_field_bot(s, rules)) for s in field_specs]
+    _WORKER["oracle"] = optimal_bot(rules, "3p") if exact_field(field_specs) else None
 
 
-def _field_chunk(args: tuple[int, int, int]) -> tuple[int, np.ndarray]:
+def _field_chunk(args: tuple[int, int, int]) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """Shares of games ``start .. stop - 1``; against the exact field also the bot's regret in
+    each game, and its number of decisions."""
     start, stop, seed = args
-    rules, bot, others = _WORKER["rules"], _WORKER["bot"], _WORKER["field"]
+    rules, bot, others, oracle = _WORKER["rules"], _WORKER["bot"], _WORKER["field"], _WORKER["oracle"]
     n = len(others) + 1
     shares = np.empty(stop - start)
+    regrets = np.full(stop - start, np.nan)
+    decisions = 0
     for k, i in enumerate(range(start, stop)):
         seat = i % n
-        bots = [*others[:seat], bot, *others[seat:]]
+        player = bot if oracle is None else RegretProbe(bot, oracle)
+        bots = [*others[:seat], player, *others[seat:]]
         dice_rng, bot_rngs = _game_rngs(seed, i, n)
         shares[k] = play_game(rules, bots, dice_rng, bot_rngs, first_player=0)[seat]
-    return start, shares
+        if isinstance(player, RegretProbe):
+            regrets[k] = player.regret
+            decisions += player.decisions
+    return start, shares, regrets, decisions
 
 
 def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
     check_seats(load_field_bot(bot, rules), task.seats, bot)  # a two-player bot: refused before the games
     chunks = [(a, min(a + _CHUNK, task.games), task.seed) for a in range(0, task.games, _CHUNK)]
     init = (rules.to_dict(), bot, list(task.field))
-    parts: dict[int, np.ndarray] = {}
+    parts: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}  # shares, regrets, decisions
     done = 0
     if workers <= 1:
         _init_field(*init)
         for c in chunks:
-            start, shares = _field_chunk(c)
-            parts[start] = shares
+            start, shares, regrets, decisions = _field_chunk(c)
+            parts[start] = (shares, regrets, decisions)
             done += shares.size
             if progress:
                 progress(done, task.games)
     else:
         with spawn_pool(min(workers, len(chunks)), _init_field, init) as pool:
-            for start, shares in pool.imap_unordered(_field_chunk, chunks):
-                parts[start] = shares
+            for start, shares, regrets, decisions in pool.imap_unordered(_field_chunk, chunks):
+                parts[start] = (shares, regrets, decisions)
                 done += shares.size
                 if progress:
                     progress(done, task.games)
-    shares = np.concatenate([parts[k] for k in sorted(parts)])
+    shares = np.concatenate([parts[k][0] for k in sorted(parts)])
     est = mean_ci(shares)
-    return TaskResult(
-        task.id, task.protocol(), est.mean, est.half_width,
-        {
-            "fair_share": 1.0 / task.seats,
-            "wins": int((shares == 1.0).sum()),
-            "shared": int(((shares > 0) & (shares < 1)).sum()),
-        },
-    )
+    extra: dict[str, Any] = {
+        "fair_share": 1.0 / task.seats,
+        "wins": int((shares == 1.0).sum()),
+        "shared": int(((shares > 0) & (shares < 1)).sum()),
+    }
+    if exact_field(task.field):
+        # the seats' equilibrium values follow the fixed seat schedule: only the regret is noise
+        regrets = np.concatenate([parts[k][1] for k in sorted(parts)])
+        decisions = sum(parts[k][2] for k in parts)
+        values = optimal_bot(rules, "3p").start_values(new_game(rules, task.seats, first_player=0))
+        seat_value = float(np.mean([values[i % task.seats] for i in range(task.games)]))
+        reg = mean_ci(regrets)
+        extra.update(
+            regret_estimate=seat_value - reg.mean,
+            regret_estimate_ci95=reg.half_width,
+            seat_value=seat_value,
+            mean_regret_per_decision=float(regrets.sum()) / decisions if decisions else 0.0,
+            decisions=decisions,
+        )
+    return TaskResult(task.id, task.protocol(), est.mean, est.half_width, extra)
 
 
 # ------------------------------------------------------------------------------------------
@@ -299,7 +354,7 @@ def run_task(task: Task, bot: str, *, workers: int = 1, progress: Progress | Non
         ValueError / LookupError: the bot does not load or does not play the task's rules (the
             message names the bot); nothing is written.
     """
-    rules = preset(task.rules)
+    rules = task.rules_object()
     t0 = time.perf_counter()
     result = _RUNNERS[task.kind](task, rules, bot, workers, progress)
     result.wall_s = round(time.perf_counter() - t0, 2)

@@ -19,7 +19,10 @@ Kinds:
     ``seats`` players: the bot in one seat against a fixed field in the others, its seat
     rotating game by game so it plays every seat equally often (seat 0 starts). Metric: the
     bot's mean share of the pot (1 for a win, 1/k for a k-way share, 0 otherwise) with its 95%
-    interval; a bot no better than the field takes ``1 / seats``.
+    interval; a bot no better than the field takes ``1 / seats``. Against a field of
+    ``optimal-3p`` bots (the exact three-player equilibrium, ``ffa3-exact``) the regret
+    estimate stands beside it: the bot's seat's equilibrium value less the regret of its
+    moves, in win probability, per game.
 ``elo``
     A round robin of two-player games between the bot and fixed reference bots, with Elo
     anchored on ``random`` at 1000, so numbers from different papers compare.
@@ -30,8 +33,9 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from greed_env.rules.config import PRESETS
+from greed_env.rules.config import PRESETS, Rules, preset
 
 __all__ = [
     "KINDS",
@@ -67,6 +71,8 @@ class Task:
         games: turns (``turn``), games (``duel``, ``field``) or games per pair (``elo``).
         metric: what the headline number is, in words.
         description: one line for listings.
+        overrides: rules fields changed from the preset (``(("target", 3000),)``), for a task
+            that plays a smaller game than the rule book's (said in its description).
     """
 
     name: str
@@ -79,14 +85,19 @@ class Task:
     games: int
     metric: str
     description: str
+    overrides: tuple[tuple[str, Any], ...] = ()
 
     @property
     def id(self) -> str:
         return f"{self.name}-v{self.version}"
 
+    def rules_object(self) -> Rules:
+        """The rules played: the preset, with the task's overrides."""
+        return preset(self.rules, **dict(self.overrides)) if self.overrides else PRESETS[self.rules]
+
     @property
     def rules_fingerprint(self) -> str:
-        return PRESETS[self.rules].fingerprint
+        return self.rules_object().fingerprint
 
     def protocol(self) -> dict[str, object]:
         """The fixed protocol as a JSON-able dict (written into every result)."""
@@ -100,6 +111,7 @@ class Task:
             "seed": self.seed,
             "games": self.games,
             "metric": self.metric,
+            **({"overrides": dict(self.overrides)} if self.overrides else {}),
         }
 
 
@@ -111,6 +123,7 @@ _PYTHON_DUELS = ("zilch", "progressive")
 models neither a bust penalty nor carry-over): 2,000 games, not 20,000."""
 _FIELD_PRESETS = ("ten_thousand", "farkle")
 _SEED = 2026
+_EXACT3_TARGET = 3_000  # the three-player equilibrium's shipped table (docs/three-player.md)
 
 
 def _build() -> dict[str, Task]:
@@ -152,6 +165,13 @@ def _build() -> dict[str, Task]:
             "Elo in a round robin against reference bots (random = 1000)",
             f"{r}: round robin with the reference bots, Elo anchored on random",
         ))
+    tasks.append(Task(
+        "ten_thousand/ffa3-exact", 1, "field", "ten_thousand", 3, ("optimal-3p",) * 2, _SEED, 2_000,
+        f"share of the pot against 2 optimal-3p bots at target {_EXACT3_TARGET:,}, seat rotated",
+        f"ten_thousand at target {_EXACT3_TARGET:,} (not 10,000: its exact table is hours of CPU): "
+        "3-player game against the exact three-player equilibrium, with the regret estimate",
+        overrides=(("target", _EXACT3_TARGET),),
+    ))
     return {t.id: t for t in tasks}
 
 

@@ -54,6 +54,17 @@ class Bot(Protocol):
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move: ...
 
 
+def seat_minimum(bot: object) -> int | None:
+    """The fewest seats ``bot`` plays: the ``min_players`` it declares (the solver's
+    three-player bot plays three-player games only), or None for any number.
+
+    >>> seat_minimum(RandomBot()) is None
+    True
+    """
+    least = getattr(bot, "min_players", None)
+    return None if least is None else int(least)
+
+
 def seat_limit(bot: object) -> int | None:
     """The most seats ``bot`` plays: the ``max_players`` it declares (an optional part of the
     protocol, for bots made for two-player games), or None for any number.

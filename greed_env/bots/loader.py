@@ -47,7 +47,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from greed_env.bots.base import Bot, RandomBot, ThresholdBot, seat_limit
+from greed_env.bots.base import Bot, RandomBot, ThresholdBot, seat_limit, seat_minimum
 from greed_env.bots.cards import (
     CARD_FORMAT,
     card_rules,
@@ -153,10 +153,16 @@ def check_seats(bot: Bot, num_players: int, label: str | None = None) -> None:
     Raises:
         SeatCountError: naming the bot (``label``, default its name), its limit and the count.
     """
-    limit = seat_limit(bot)
-    if limit is not None and num_players > limit:
+    limit, least = seat_limit(bot), seat_minimum(bot)
+    if (limit is not None and num_players > limit) or (least is not None and num_players < least):
         name = label or getattr(bot, "name", type(bot).__name__)
-        plays = "two-player games only" if limit == 2 else f"games of at most {limit} players"
+        words = {2: "two", 3: "three"}
+        if least is not None and least == limit:
+            plays = f"{words.get(limit, str(limit))}-player games only"
+        elif least is not None and limit is None:
+            plays = f"games of at least {least} players"
+        else:
+            plays = f"games of at most {limit} players"
         hint = "; leader-duel plays the duel policy against the leader in bigger games" if limit == 2 else ""
         raise SeatCountError(f"bot {name!r} plays {plays}, not a game of {num_players} players{hint}")
 

@@ -33,6 +33,7 @@ OPTIMAL_DESCRIPTIONS = {
     "entry": "exact solver: best chance to come in this turn",
     "race": "exact solver: fewest expected turns to the target",
     "duel": "exact solver: highest chance to win a two-player game",
+    "3p": "exact solver: each of three players maximises their own chance to win",
 }
 
 
@@ -55,6 +56,10 @@ def unavailable_reason(rules: Rules, objective: str) -> str:
         check_supported(rules, objective)
     except ValueError as exc:
         return str(exc)
+    if objective == "3p":
+        from greed_env.solver.three import three_unavailable
+
+        return three_unavailable(rules)
     if objective == "duel" and not rules.min_players <= 2 <= rules.max_players:
         return f"{rules.name} is not played by two players ({rules.min_players}-{rules.max_players})"
     return ""
@@ -69,6 +74,10 @@ def optimal_available(rules: Rules, objective: str) -> bool:
 def optimal_bot(rules: Rules, objective: str) -> Any:
     """The solver's :class:`~greed_env.solver.OptimalBot` (table loaded, or solved and cached,
     on first use; one shared instance per rules and objective in a process)."""
+    if objective == "3p":
+        from greed_env.solver.three_bot import ThreePlayerBot
+
+        return ThreePlayerBot(rules)
     from greed_env.solver import OptimalBot
 
     return OptimalBot(rules, objective)
@@ -93,7 +102,8 @@ class SolverBot:
         rules: the rules it was solved for.
         objective: its objective.
         name: the spec it was loaded by.
-        max_players: 2 for the duel (its table holds two-player games), None otherwise.
+        min_players, max_players: the seats its table holds (2 for the duel, 3 for ``3p``),
+            None for the objectives that play any number.
     """
 
     def __init__(self, rules: Rules, objective: str, name: str) -> None:
@@ -104,7 +114,9 @@ class SolverBot:
         self.rules = rules
         self.objective = objective
         self.name = name
-        self.max_players = 2 if objective == "duel" else None  # the duel table: two seats
+        seats = {"duel": 2, "3p": 3}.get(objective)  # the seats of the table's games
+        self.min_players: int | None = seats
+        self.max_players: int | None = seats
         self.description = OPTIMAL_DESCRIPTIONS.get(objective, f"exact solver: objective {objective}")
 
     def check_rules(self, rules: Rules) -> None:

@@ -32,7 +32,7 @@ from greed_env.rules.config import RulesError
 
 __all__ = ["register"]
 
-OBJECTIVE_CHOICES = ("turn", "entry", "race", "duel")
+OBJECTIVE_CHOICES = ("turn", "entry", "race", "duel", "3p")
 MAX_TURN_TOTAL = 1_000_000
 """Largest ``advise --turn-total``: far past any turn a game sees (the in-turn arrays grow with
 it)."""
@@ -76,7 +76,7 @@ def register(subparsers: Any) -> None:
         type=int_at_least(0, MAX_SIMULATE),
         default=0,
         metavar="GAMES",
-        help="duel: check the headline by GAMES games of the optimal bot against itself",
+        help="duel, 3p: check the headline by GAMES games of the optimal bot against itself",
     )
     p.add_argument("--seed", type=seed_int, default=0, help="dice seed of --simulate (default 0)")
     p.add_argument(
@@ -149,8 +149,8 @@ def _solve(args: argparse.Namespace) -> int:
             if args.floor > 0:
                 raise SolverError(f"--floor must be <= 0 points, got {args.floor}")
             opts["floor"] = args.floor
-        if args.simulate and (args.objective != "duel" or args.simulate < 2):
-            raise SolverError("--simulate takes 2 or more games, with --objective duel")
+        if args.simulate and (args.objective not in ("duel", "3p") or args.simulate < 2):
+            raise SolverError("--simulate takes 2 or more games, with --objective duel or 3p")
         t0 = time.perf_counter()
         table = solve(rules, args.objective, force=args.force, **opts)
         elapsed = time.perf_counter() - t0
@@ -176,8 +176,10 @@ def _solve(args: argparse.Namespace) -> int:
         import numpy as np
 
         from greed_env.solver.simulate import simulate_duel
+        from greed_env.solver.three_bot import simulate_three
 
-        print(simulate_duel(table, args.simulate, np.random.default_rng(args.seed)).summary())
+        check = simulate_three if args.objective == "3p" else simulate_duel
+        print(check(table, args.simulate, np.random.default_rng(args.seed)).summary())
     print(f"{table.headline:.12g}")
     return 0
 

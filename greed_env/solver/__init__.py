@@ -1,12 +1,14 @@
 """Exact solutions of the dice games: optimal play as a yardstick and as a bot.
 
-Four objectives (see ``docs/solver.md``):
+Five objectives (see ``docs/solver.md`` and ``docs/three-player.md``):
 
 * ``turn``: most expected points in one turn (long-run points per turn with a bust penalty);
 * ``entry``: best probability of coming in within one turn;
 * ``race``: fewest expected turns for one player to reach the target;
 * ``duel``: best probability of winning a two-player game from every position (a game of a
-  fixed number of rounds: by rounds left, :mod:`greed_env.solver.rounds`).
+  fixed number of rounds: by rounds left, :mod:`greed_env.solver.rounds`);
+* ``3p``: a three-player game where each player maximises their own win probability, from
+  every position (:mod:`greed_env.solver.three`).
 
 Tables hold values at the start of a turn; decisions inside a turn are recomputed on demand.
 All transition tables are derived from the reference scoring
@@ -106,7 +108,14 @@ def solve(
 
 
 def _solve(rules: Rules, objective: str, key: dict[str, Any], opts: dict[str, Any]) -> SolverTable:
-    if rules.carry_over:
+    if objective == "3p":
+        from greed_env.solver import three
+
+        extra = sorted(set(opts) - {"tol"})
+        if extra:
+            raise SolverError(f"the three-player solver takes no {', '.join(extra)} option")
+        table = three.solve_three(rules, **opts)
+    elif rules.carry_over:
         from greed_env.solver import carry
 
         table = carry.solve(rules, objective, **opts)
@@ -267,6 +276,10 @@ def load_table(
                     f"`{solve_command(rules, objective)}`"
                 )
             return table
+    if solve_if_missing and objective == "3p":
+        from greed_env.solver.three import check_on_demand
+
+        check_on_demand(rules)
     if not solve_if_missing:
         raise TableError(
             f"no {objective} table for rules {rules.name!r} ({rules.fingerprint}); run "

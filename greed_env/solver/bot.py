@@ -246,6 +246,8 @@ class OptimalBot:
         from greed_env.rules.config import resolve_rules
 
         self.rules = resolve_rules(rules)
+        if objective == "3p":
+            raise SolverError("the three-player table is played by optimal-3p (greed_env.solver.three_bot)")
         if table is None:
             from greed_env.solver import load_table
 

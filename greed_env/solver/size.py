@@ -18,10 +18,11 @@ after hours of work.
 >>> size = estimate(preset("ten_thousand"), "duel")
 >>> int(size.positions), size.seconds < 3600
 (40000, True)
->>> check_size(estimate(preset("ten_thousand", target=1_000_000_000), "race"))
+>>> huge = preset("ten_thousand", target=1_000_000_000)
+>>> check_size(estimate(huge, "race"), huge)
 Traceback (most recent call last):
 ...
-greed_env.solver.size.SolveTooBigError: the race table of ten_thousand would hold about 2e+07 positions and take about ... (estimate; the limit is 1 day)
+greed_env.solver.size.SolveTooBigError: the race table of ten_thousand would hold about 20,000,000 positions and take about ... (estimate; the limit is 1 day)
 """
 
 from __future__ import annotations
@@ -109,7 +110,10 @@ def _duration(seconds: float) -> str:
     for unit, size in (("years", 365 * 86400.0), ("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
         if seconds >= size:
             value = seconds / size
-            return f"{value:.0e} {unit}" if value >= 1e4 else f"{value:,.0f} {unit}"
+            if value >= 1e4:
+                return f"{value:.0e} {unit}"
+            text = f"{value:,.0f}"
+            return f"{text} {unit[:-1] if text == '1' and unit.endswith('s') else unit}"
     return f"{max(seconds, 1.0):.0f} s"
 
 

@@ -44,7 +44,7 @@ __all__ = [
 
 FORMAT_VERSION = 1
 SOLVER_VERSION = "1.0"
-OBJECTIVES = ("turn", "entry", "race", "duel")
+OBJECTIVES = ("turn", "entry", "race", "duel", "3p")
 _META = "meta.json"
 
 
@@ -79,7 +79,7 @@ class SolverTable:
 
     Attributes:
         rules: the rule set solved.
-        objective: ``turn``, ``entry``, ``race`` or ``duel``.
+        objective: ``turn``, ``entry``, ``race``, ``duel`` or ``3p`` (three players).
         arrays: named numpy arrays (see ``docs/solver.md`` for each objective's layout).
         meta: JSON-able metadata; ``meta["headline"]`` is the objective's headline number.
     """

@@ -289,5 +289,16 @@ class RowPool:
         """Send the workers serving this pool back to sleep."""
         self._ctl[T.CTL_STOP] = 1
 
+    def __getstate__(self) -> dict[str, int]:
+        """A copy (pickle, ``copy.deepcopy``) is a fresh pool of the same size: workers, locks
+        and step timings belong to the process and the object that made them, and no result
+        depends on which thread ran a row."""
+        return {"n": self.n, "threads": self.threads}
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        self.__init__(state["n"], state["threads"])  # type: ignore[misc]
+
     def __del__(self) -> None:
-        self._ctl[T.CTL_STOP] = 1
+        ctl = self.__dict__.get("_ctl")
+        if ctl is not None:
+            ctl[T.CTL_STOP] = 1

@@ -48,7 +48,7 @@ def test_task_ids_are_versioned_and_unique() -> None:
     for task_id, t in TASKS.items():
         assert task_id == t.id and t.id.endswith(f"-v{t.version}")
         assert t.kind in ("turn", "duel", "field", "elo")
-        assert t.rules_fingerprint == preset(t.rules).fingerprint
+        assert t.rules_fingerprint == preset(t.rules, **dict(t.overrides)).fingerprint
         if t.kind == "field":
             assert len(t.field) == t.seats - 1
 
