@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from greed_env.benchmark.tasks import TASKS, Task, UnknownTaskError, match_tasks
 from greed_env.bots.registry import list_bots
 
-__all__ = ["BOARDS", "BoardEntry", "board_plan", "trained_bots"]
+__all__ = ["BOARDS", "BoardEntry", "board_plan", "method_label", "trained_bots"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,28 @@ def trained_bots() -> list[BoardEntry]:
         for b in list_bots()
         if b.kind == "onnx-policy" and not b.problem and b.rules in with_tasks
     ]
+
+
+def method_label(bot: str) -> str:
+    """How a trained bot was made, as the leaderboard marks its row: ``PPO`` for a trained policy
+    whose card names no teacher (pure reinforcement learning, the research baseline) and
+    ``PPO + solver teacher: TEACHER`` for one trained with the exact solver as teacher (its
+    training card's ``teacher``); "" for heuristics, solver bots and bots without a card.
+    """
+    from greed_env.bots.errors import BotLoadError
+    from greed_env.bots.loader import spec_card
+
+    try:
+        card = spec_card(bot)
+    except (BotLoadError, ValueError, LookupError):
+        return ""
+    if not card or card.get("kind") != "onnx-policy":
+        return ""
+    training = card.get("training") if isinstance(card.get("training"), dict) else {}
+    teacher = training.get("teacher") if isinstance(training, dict) else None
+    if isinstance(teacher, dict) and teacher.get("teacher"):
+        return f"PPO + solver teacher: {teacher['teacher']}"
+    return "PPO"
 
 
 def board_plan(name: str, only: list[Task] | None = None) -> list[tuple[str, list[Task]]]:

@@ -37,7 +37,7 @@ from greed_env.benchmark import (
     run_task,
     scorecard,
 )
-from greed_env.benchmark.board import board_plan
+from greed_env.benchmark.board import board_plan, method_label
 from greed_env.benchmark.runner import beside, format_value, stderr_progress
 from greed_env.bots import BotLoadError, check_seats, load
 from greed_env.commands.argtypes import (
@@ -196,7 +196,8 @@ def leaderboard_markdown(results: list[Any]) -> str:
                   f"{' per pair' if task.kind == 'elo' else ''}, seed {task.seed}.", "",
                   "| bot | result | beside it |", "|---|---|---|"]
         for bot, r in rows:
-            lines.append(f"| `{bot}` | {_value(r)} | {beside(r)} |")
+            label = method_label(bot)
+            lines.append(f"| `{bot}`{f' ({label})' if label else ''} | {_value(r)} | {beside(r)} |")
         lines.append("")
     return "\n".join(lines)
 

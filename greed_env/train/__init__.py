@@ -15,6 +15,8 @@ finds them). What they import from here:
 * :mod:`~greed_env.train.warmstart`: ``--init-from`` and ``--init-temperature``;
 * :mod:`~greed_env.train.curriculum`: exploring starts on the native vector engine;
 * :mod:`~greed_env.train.shaping`: the solver's potential-based reward shaping;
+* :mod:`~greed_env.train.teacher` and :mod:`~greed_env.train.kickstart`: the solver as a teacher
+  (exact move values of the engine's rows, the distillation term of ``KickstartPPO``);
 * :mod:`~greed_env.train.selfplay_env`: one seat of ``greed_v0`` against past snapshots;
 * :mod:`~greed_env.train.soup`: the weight average of runs fine-tuned from one model;
 * :mod:`~greed_env.train.rllib_curve`: RLlib results and the learning curve on benchmark tasks.

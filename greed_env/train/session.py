@@ -89,10 +89,11 @@ class Run:
         if kind is not None and not self.resumed and not (self.dir / "checkpoints" / "latest.json").is_file():
             shutil.rmtree(self.dir, ignore_errors=True)  # failed before its first checkpoint
 
-    def load_checkpoint(self, venv: VecEnv, seed: int) -> MaskablePPO:
-        """The model of the checkpoint this run resumes from, on ``venv``."""
+    def load_checkpoint(self, venv: VecEnv, seed: int, model_class: type[MaskablePPO] = MaskablePPO) -> MaskablePPO:
+        """The model of the checkpoint this run resumes from, on ``venv`` (loaded as
+        ``model_class``: a subclass such as the teacher scripts' ``KickstartPPO``)."""
         path = Checkpointer(self.dir).dir / self.state.model_file
-        model = MaskablePPO.load(path, env=venv, device="cpu", seed=seed)
+        model = model_class.load(path, env=venv, device="cpu", seed=seed)
         truncate_eval_csv(self.dir / "eval.csv", self.state.step)
         print(f"resuming {self.dir.name} from step {model.num_timesteps:,} ({path.name})")
         return model

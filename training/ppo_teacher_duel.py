@@ -1,0 +1,352 @@
+"""Teacher-assisted MaskablePPO on whole two-player games: PPO plus a distillation term toward
+the exact solver's ``optimal-duel`` moves at the student's own positions, annealed to zero.
+
+What it trains: a ``greed_env/Duel-v0`` policy on the native vector engine, against a bot the
+engine plays in its kernels (a threshold bot: the engine does not play the carry-over rules'
+optimal duel bot), usually warm-started from a turn policy (``--init-from``). The learner's seat
+is drawn at every reset and the reward is +1 / -1 (0 for a shared pot) at the end of the game.
+Each update adds ``w(t) * KL(teacher || student)`` over the legal moves of the rollout's
+positions, the teacher being optimal-duel's win probabilities of the moves turned into a
+distribution (a softmax at ``--teacher-temperature`` in win probability, ties split evenly; the
+ladder bots are the same softmax). Labelling a position needs the in-turn pass of its score pair
+(about 9 ms each under Progressive), so at most ``--teacher-max-contexts`` new score pairs are
+labelled per rollout (1,024 pairs' arrays are kept between rollouts). A share of the games
+(``--teacher-starts``) starts at turn starts of optimal-duel's games against itself, where both
+scores reach the endgame as strong play reaches it. ``w`` falls linearly to exactly 0 at
+``--teacher-until`` of the run; the rest is MaskablePPO's own update, so the final policy is
+PPO's. Every evaluation plays seat-balanced games against ``optimal-duel`` and scores every
+decision with the solver (the regret estimate ``0.5 - regret per game``).
+
+The defaults are the Progressive recipe, from a turn policy of ``ppo_teacher_turn.py``
+(docs/experiments/teacher.md has the runs)::
+
+    greed train ppo_teacher_turn --rules progressive --run-name prog_turn
+    greed train ppo_teacher_duel --init-from runs/prog_turn/model.zip --export ppo-duel-kick
+
+The strength of the exported bot, from its ONNX file and card alone::
+
+    greed eval progressive/ppo-duel-kick --objective duel --episodes 1000 --regret-episodes 1000
+
+Run it as ``python training/ppo_teacher_duel.py ARGS`` or ``greed train ppo_teacher_duel ARGS``.
+A run writes ``runs/RULES__duel__EXP__SEED__TIME/`` (``model.zip``, ``model.json`` with the
+teacher's settings under ``teacher``, ``eval.csv``, ``tb/``, checkpoints); ``--export NAME``
+also writes the ONNX bot and its card to ``agents/RULES/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import torch
+
+from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot
+from greed_env.evaluation import EvalResult, evaluate, resolve_bot
+from greed_env.rules import Rules
+from greed_env.solver.bot import OptimalBot
+from greed_env.train.args import check_args, parse_args, rules_from_args
+from greed_env.train.backends import make_duel, make_vec_env
+from greed_env.train.callback import TrainingCallback
+from greed_env.train.kickstart import (
+    KickstartPPO,
+    RowRecorder,
+    TeacherSchedule,
+    TeacherStarts,
+    export_bot,
+)
+from greed_env.train.policy import learning_rate, policy_class, policy_kwargs
+from greed_env.train.session import Run, start_run
+from greed_env.train.teacher import TeacherLabeller, teacher_starts
+from greed_env.train.tensorboard import make_logger
+from greed_env.train.warmstart import init_weights
+
+SCRIPT = "training/ppo_teacher_duel.py"
+
+
+@dataclass
+class Args:
+    """Teacher-assisted MaskablePPO on greed_env/Duel-v0 (two seats, the learner's seat drawn),
+    the solver's optimal-duel as teacher, measured against optimal-duel."""
+
+    # the run
+    exp_name: str = "kick"
+    """name of this experiment (the third part of the run name)"""
+    seed: int = 1
+    """seed of the network, PPO's sampling and the environments"""
+    rules: str = "progressive"
+    """rules preset to train on"""
+    rules_set: list[str] = dataclasses.field(
+        default_factory=list, metadata={"flag": "--set", "metavar": "FIELD=VALUE", "replaces": "--rules-set"}
+    )
+    """override one rules field of the preset (repeatable), e.g. --set target=3000"""
+    runs_dir: str = "runs"
+    """folder holding one sub-folder per run"""
+    run_name: str | None = None
+    """explicit run name (default: rules__duel__exp__seed__time)"""
+    resume: bool = False
+    """continue the latest run of this rules/exp/seed (or --run-name) from its last checkpoint"""
+    checkpoint_every: int = 250_000
+    """environment steps between checkpoints (written atomically; --resume restarts there)"""
+    export: str = ""
+    """also export the final policy as the ONNX bot NAME with its card into --export-dir/RULES/"""
+    export_dir: str = "agents"
+    """folder of the bot registry that --export writes into"""
+    export_check_positions: int = 10_000
+    """random positions on which the exported ONNX bot must act as the model does"""
+    export_games: int = 200
+    """games against each of the rules' default opponents that --export plays and stores in the bot card"""
+    progress: bool = False
+    """show a progress bar with steps/s and the latest evaluation"""
+    torch_threads: int = 1
+    """torch intra-op threads (1 leaves the other core to the environments)"""
+    torch_deterministic: bool = True
+    """use deterministic torch algorithms"""
+
+    # the teacher
+    teacher_weight: float = 1.0
+    """weight of KL(teacher || student) at the start of the run (0: MaskablePPO alone)"""
+    teacher_until: float = 0.8
+    """fraction of the run at which that weight reaches 0 (linearly); PPO alone after"""
+    teacher_temperature: float = 0.002
+    """temperature of the teacher's softmax over the moves' win probabilities (0: argmax, ties split)"""
+    teacher_max_contexts: int = 1000
+    """new score pairs labelled per rollout at most (a seeded choice weighted by their positions)"""
+    teacher_starts: float = 0.5
+    """share of the games that start at a turn start of the teacher's own games against itself"""
+    teacher_start_games: int = 300
+    """games of optimal-duel against itself whose turn starts make that pool"""
+
+    # the environments
+    total_timesteps: int = 1_500_000
+    """environment steps (decisions of the learner) of the run"""
+    num_envs: int = 256
+    """parallel games of the native engine"""
+    vector: Literal["native"] = "native"
+    """vector environment: the teacher reads the native engine's rows, so only 'native'"""
+    opponent: str = "threshold-1000"
+    """the training opponent, one the native engine plays in its kernels: 'threshold-N' or
+    'random' (or 'optimal' on rules without carry-over)"""
+
+    # PPO
+    learning_rate: float = 3e-4
+    """Adam learning rate (at the start, see --anneal-lr)"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to zero over the run"""
+    num_steps: int = 64
+    """steps per environment per rollout (rollout = num_envs * num_steps = 16,384 decisions)"""
+    minibatch_size: int = 2048
+    """minibatch size of the PPO update"""
+    update_epochs: int = 4
+    """epochs over each rollout"""
+    gamma: float = 1.0
+    """discount factor (1: the return is the game's result)"""
+    gae_lambda: float = 0.95
+    """lambda of generalised advantage estimation"""
+    clip_coef: float = 0.2
+    """PPO surrogate clipping coefficient"""
+    ent_coef: float = 0.003
+    """entropy bonus coefficient at the start of the run"""
+    ent_coef_final: float = 0.0
+    """entropy bonus coefficient reached at --ent-anneal-fraction of the run (then held)"""
+    ent_anneal_fraction: float = 0.8
+    """fraction of the run over which the entropy coefficient is annealed linearly"""
+    vf_coef: float = 0.5
+    """value-loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+    target_kl: float | None = None
+    """stop an update early once the approximate KL exceeds this (None: never)"""
+
+    # the network
+    features: Literal["greed", "margin", "margin-final", "margin-cross", "none"] = "margin"
+    """policy inputs: 'greed' appends exact readings of the dice, turn total and scores; 'margin'
+    adds the lead after banking over the opponent; 'margin-final' reads it in final rounds only;
+    'margin-cross' adds a copy read only when banking would reach the target before a final
+    round; 'none' feeds the observation alone"""
+    set_readings: bool = True
+    """read the working sets as per-face thermometers (carry-over rules such as progressive)"""
+    need_readings: bool = True
+    """under an exact target: also read the points still needed to land on it"""
+    policy_head: Literal["structured", "plain"] = "structured"
+    """action logits: 'structured' adds a term shared by keeps made of the same parts; 'plain'
+    is one linear layer"""
+    lean_masking: bool = True
+    """the masked action distribution in one log-softmax (faster with thousands of actions)"""
+    net_width: int = 128
+    """units per hidden layer (policy and value networks are separate MLPs; as the turn policy
+    it starts from)"""
+    net_depth: int = 2
+    """hidden layers"""
+    activation: Literal["tanh", "relu"] = "tanh"
+    """hidden-layer activation"""
+    vf_width: int = 0
+    """units per hidden layer of the value network (0: --net-width)"""
+    vf_depth: int = 0
+    """hidden layers of the value network (0: --net-depth)"""
+    init_from: str | None = None
+    """start from the weights of this model zip (the turn stage; readings it lacks start at
+    weight 0)"""
+
+    # evaluation against optimal-duel
+    eval_every: int = 250_000
+    """environment steps between evaluations"""
+    eval_episodes: int = 200
+    """seat-balanced games per periodic evaluation, every decision scored (regret estimate)"""
+    final_eval_episodes: int = 1000
+    """seat-balanced games of the final evaluation, every decision scored (regret estimate)"""
+    eval_seed: int = 12_345
+    """seed of the evaluation games (the same games at every evaluation)"""
+
+
+def main(args: Args) -> Path:
+    """Train (or ``--resume``) one run and return its folder; ``--export`` also writes the bot."""
+    if not 0.0 <= args.teacher_until <= 1.0:
+        raise ValueError(f"--teacher-until {args.teacher_until}: must be a fraction of the run in [0, 1]")
+    if not (args.teacher_weight >= 0.0 and args.teacher_temperature >= 0.0):
+        raise ValueError("--teacher-weight and --teacher-temperature must be numbers >= 0")
+    if args.export_games < 0:
+        raise ValueError(f"--export-games {args.export_games}: must be an integer >= 0")
+    if not (0.0 <= args.teacher_starts <= 1.0 and args.teacher_start_games >= 1 and args.teacher_max_contexts >= 1):
+        raise ValueError("--teacher-starts must be in [0, 1], --teacher-start-games and --teacher-max-contexts >= 1")
+    check_args(args)
+    rules = rules_from_args(args.rules, args.rules_set)
+    resolve_bot(args.opponent, rules, "duel")  # refuse an unknown opponent before any folder
+    policy_kwargs(args, rules)  # refuses settings the rules cannot take, before any run folder
+    with start_run(args, objective="duel") as run:
+        if not run.complete:
+            train(args, rules, run)
+    if args.export:
+        export(args, rules, run.dir)
+    return run.dir
+
+
+def evaluate_policy(args: Args, rules: Rules, policy: NumpyPolicy, episodes: int) -> EvalResult:
+    """Seat-balanced games against optimal-duel, every decision scored by the solver."""
+    return evaluate(
+        PolicyBot(policy, rules, name=args.exp_name),
+        rules,
+        "duel",
+        episodes=episodes,
+        seed=args.eval_seed,
+        regret_episodes=episodes,
+        opponent="optimal",
+    )
+
+
+def train(args: Args, rules: Rules, run: Run) -> None:
+    """The training itself: seeding, the teacher, environments, KickstartPPO, final evaluation."""
+    # seeding: the network and PPO's sampling from --seed; the environments from --seed plus
+    # the steps already done, so a resumed session does not replay the games of the first
+    torch.manual_seed(args.seed + run.step)
+    torch.backends.cudnn.deterministic = args.torch_deterministic
+    torch.set_num_threads(args.torch_threads)
+    env_seed = args.seed + run.step
+
+    # the teacher (its table is also the one its self-play games are played from)
+    teacher_bot = OptimalBot(rules, "duel")
+    teacher = TeacherLabeller(rules, "duel", args.teacher_temperature, table=teacher_bot.table)
+    schedule = TeacherSchedule(args.teacher_weight, int(args.teacher_until * args.total_timesteps))
+
+    # environments: num_envs games against the opponent, a share started along the teacher's
+    # games, the rows recorded for the teacher (outermost)
+    env_fn = functools.partial(make_duel, rules, args.opponent)
+    envs = make_vec_env([env_fn] * args.num_envs, "native", env_seed)
+    if args.teacher_starts:
+        rng = np.random.default_rng(args.seed + 104729)
+        pool = teacher_starts(rules, teacher_bot, args.teacher_start_games, rng, keep=lambda s: not s.endgame)
+        print(f"teacher starts: {len(pool)} turn starts from {args.teacher_start_games} optimal-duel games", flush=True)
+        envs = TeacherStarts(envs, pool, args.teacher_starts, seed=args.seed + 7919)
+    envs = RowRecorder(envs)
+
+    # the agent: MaskablePPO with the distillation term, warm-started from --init-from
+    if run.resumed:
+        model = run.load_checkpoint(envs, seed=env_seed, model_class=KickstartPPO)
+        model.attach_teacher(teacher, schedule, max_contexts=args.teacher_max_contexts)
+    else:
+        model = KickstartPPO(
+            policy_class(args),
+            envs,
+            learning_rate=learning_rate(args),
+            n_steps=args.num_steps,
+            batch_size=args.minibatch_size,
+            n_epochs=args.update_epochs,
+            gamma=args.gamma,
+            gae_lambda=args.gae_lambda,
+            clip_range=args.clip_coef,
+            ent_coef=args.ent_coef,
+            vf_coef=args.vf_coef,
+            max_grad_norm=args.max_grad_norm,
+            target_kl=args.target_kl,
+            policy_kwargs=policy_kwargs(args, rules),
+            seed=args.seed,
+            device="cpu",
+            teacher=teacher,
+            schedule=schedule,
+            max_contexts=args.teacher_max_contexts,
+        )
+        if args.init_from:
+            init_weights(model, Path(args.init_from), rules)
+    model.set_logger(make_logger(run.dir))  # TensorBoard: charts/, losses/ (teacher_kl), eval/
+
+    # learning: periodic evaluations, checkpoints and the entropy schedule ride on the callback
+    callback = TrainingCallback(args, run, functools.partial(evaluate_policy, args, rules, episodes=args.eval_episodes))
+    try:
+        model.learn(run.remaining(model, args.total_timesteps), callback=callback, reset_num_timesteps=not run.resumed)
+    finally:
+        envs.close()
+
+    # the final evaluation (the regret estimate), model.zip and its card with the teacher's settings
+    teacher_card = {
+        "teacher": "optimal-duel" if args.teacher_weight > 0 else None,
+        "teacher_temperature": args.teacher_temperature,
+        "teacher_weight": args.teacher_weight,
+        "teacher_until_step": schedule.until,
+        "teacher_max_contexts": args.teacher_max_contexts,
+        "teacher_starts": args.teacher_starts,
+        "teacher_start_games": args.teacher_start_games,
+        "teacher_label_cpu_s": round(model.label_seconds, 3),
+    }
+    run.finish(
+        model, callback, functools.partial(evaluate_policy, args, rules, episodes=args.final_eval_episodes),
+        script=SCRIPT, rules=rules, objective="duel",
+        card_extra={
+            "opponent": args.opponent, "teacher": teacher_card,
+            "init_from": Path(args.init_from).name if args.init_from else None,
+        },
+    )  # fmt: skip
+
+
+def export(args: Args, rules: Rules, run_dir: Path) -> None:
+    """The run's final policy as the ONNX bot ``--export`` with its card, in ``--export-dir/RULES/``."""
+    card = json.loads((run_dir / "model.json").read_text())
+    evaluation, teacher = card["evaluation"] or {}, card["teacher"]
+    estimate = evaluation.get("regret_estimate")
+    strength = (
+        f"{100 * estimate:.2f}% vs optimal-duel (regret estimate, {args.final_eval_episodes:,} games)"
+        if estimate is not None else f"{100 * evaluation.get('mean', 0.0):.2f}% vs optimal-duel"
+    )  # fmt: skip
+    made = (
+        f"PPO + solver teacher (KL toward optimal-duel's move values, temperature {args.teacher_temperature:g} "
+        f"in win probability, annealed to 0 at {teacher['teacher_until_step']:,} of {card['steps']:,} decisions)"
+        if teacher["teacher"] else "PPO alone (teacher weight 0)"
+    )  # fmt: skip
+    export_bot(
+        run_dir / "model.zip",
+        Path(args.export_dir) / rules.name,
+        args.export,
+        f"MaskablePPO for whole games, {args.net_width} units, {made.split(' (')[0]}; {strength}",
+        f"{SCRIPT}, run {run_dir.name}: {made}, trained against {args.opponent}; "
+        f"{card['cpu_time_s'] / 60:.1f} CPU-minutes of this stage (arguments in the training card)",
+        check_positions=args.export_check_positions,
+        seed=args.seed,
+        games=args.export_games,
+    )
+
+
+if __name__ == "__main__":
+    main(parse_args(Args))
