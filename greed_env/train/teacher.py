@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from greed_env.spaces.catalog import ActionCatalog
 from greed_env.files import atomic_write_with
 from greed_env.rules import (
     Phase,
@@ -62,6 +61,7 @@ from greed_env.solver.carry import (
 from greed_env.solver.model import needs_full_tables, roll_tables
 from greed_env.solver.objectives import turn_arrays
 from greed_env.solver.table import SolverTable
+from greed_env.spaces.catalog import ActionCatalog
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import row_fields
 from greed_env.vector.tables import VectorTables, vector_tables
