@@ -20,8 +20,11 @@ PRESET --exact``; docs/experiments/teacher.md has every run and what each lever 
     greed train ppo_teacher_turn --rules greed --total-timesteps 300000 --net-width 256 \\
         --entry-starts 0.3 --teacher-weight 0
         # the control, PPO alone on the same budget: 97.72%
-    greed train ppo_teacher_turn --rules progressive
+    greed train ppo_teacher_turn --rules progressive --run-name prog_turn_1
         # 98.16% of Progressive's optimal turn (2,128.78 of 2,168.77), 20 CPU-min
+    greed train ppo_teacher_turn --rules progressive --init-from runs/prog_turn_1/model.zip \
+        --ent-coef 0.001 --run-name prog_turn_2 --export ppo-turn-kick
+        # progressive/ppo-turn-kick: 99.16% (2,150.54 of 2,168.77), 21.6 CPU-min more
 
 Trippn's move values need its dice-state tables (17 GB to build): ``--teacher-arrays PATH``
 reads the turn's value arrays from a file, solved and saved there first (about an hour of CPU
