@@ -36,6 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from greed_env.benchmark.tasks import TASKS, Task, UnknownTaskError, match_tasks
+from greed_env.bots.errors import BotLoadError
+from greed_env.bots.loader import spec_card
 from greed_env.bots.registry import list_bots
 
 __all__ = ["BOARDS", "BoardEntry", "board_plan", "method_label", "trained_bots"]
@@ -79,9 +81,6 @@ def method_label(bot: str) -> str:
     ``PPO + solver teacher: TEACHER`` for one trained with the exact solver as teacher (its
     training card's ``teacher``); "" for heuristics, solver bots and bots without a card.
     """
-    from greed_env.bots.errors import BotLoadError
-    from greed_env.bots.loader import spec_card
-
     try:
         card = spec_card(bot)
     except (BotLoadError, ValueError, LookupError):

@@ -401,7 +401,7 @@ def test_one_list_of_objectives() -> None:
     assert set(SOLITAIRE) < set(EVALUATED) <= set(OBJECTIVES)
     tuples = [
         f"{m}" for m, f in modules().items()
-        if "OBJECTIVES = (\"" in f.read_text(encoding="utf-8")
+        if re.search(r'(?m)^OBJECTIVES = \("', f.read_text(encoding="utf-8"))
     ]
     assert sorted(tuples) == ["greed_env.envs.solitaire", "greed_env.solver.table"], tuples
 
