@@ -178,10 +178,26 @@ def exit_now(status: int = EXIT_STATUS) -> NoReturn:
         for child in mp.active_children():
             with contextlib.suppress(Exception):
                 child.terminate()
+        _release_semaphores()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(status)
+
+
+def _release_semaphores() -> None:
+    """Unlink the named semaphores of this process's pools and queues, as their finalizers do at
+    a normal exit. ``os._exit`` skips those finalizers, and multiprocessing's resource tracker
+    would then unlink them itself with a warning on standard error after 'interrupted'."""
+    util = sys.modules.get("multiprocessing.util")
+    synchronize = sys.modules.get("multiprocessing.synchronize")
+    if util is None or synchronize is None:
+        return
+    cleanup = synchronize.SemLock._cleanup
+    for finalizer in list(getattr(util, "_finalizer_registry", {}).values()):
+        if getattr(finalizer, "_callback", None) is cleanup:
+            with contextlib.suppress(Exception):
+                finalizer()
 
 
 def _end_now(session: _Session) -> None:

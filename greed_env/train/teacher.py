@@ -100,7 +100,7 @@ def teacher_distribution(values: np.ndarray, temperature: float) -> np.ndarray:
 
     >>> teacher_distribution(np.array([1.0, 3.0, 3.0]), 0.0).tolist()
     [0.0, 0.5, 0.5]
-    >>> [round(p, 4) for p in teacher_distribution(np.array([0.0, 1.0]), 1.0)]
+    >>> teacher_distribution(np.array([0.0, 1.0]), 1.0).round(4).tolist()
     [0.2689, 0.7311]
 
     Raises:

@@ -129,6 +129,22 @@ def test_eval_with_worker_processes(tmp_path: Path) -> None:
     assert _files(tmp_path) == []
 
 
+def test_ending_at_once_releases_the_pools_semaphores() -> None:
+    """exit_now skips interpreter shutdown; the semaphores of a spawn pool are unlinked anyway, so
+    multiprocessing's resource tracker finds none leaked and prints nothing after 'interrupted'."""
+    code = textwrap.dedent("""
+        import multiprocessing as mp
+        from greed_env.solver.interrupts import exit_now
+        if __name__ == "__main__":
+            pool = mp.get_context("spawn").Pool(2)
+            pool.map(abs, [1, 2])
+            print("interrupted", flush=True)
+            exit_now(130)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout, r.stderr) == (130, "interrupted\n", "")
+
+
 def test_benchmark(tmp_path: Path) -> None:
     argv = ["benchmark", "ten_thousand/turn", "--bot", "random", "--out", str(tmp_path / "bench")]
     code, err, _ = _interrupt(argv, "greed benchmark: random on 1 task", tmp_path)

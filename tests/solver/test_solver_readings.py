@@ -213,7 +213,7 @@ def test_progressive_turn_under_the_other_reading_is_the_bots_exact_play() -> No
     """The solver's turn under working_set_claims=False, enumerated exactly in the engine
     (every roll the optimal bot can meet), gives the table's value; the other reading only adds
     keeps, so it is worth at least the default."""
-    from greed_env.policy_value import turn_value
+    from greed_env.evaluation.policy_value import turn_value
     from greed_env.solver import OptimalBot
 
     base = preset("progressive", target=1500, min_players=1)
