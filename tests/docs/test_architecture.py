@@ -375,7 +375,6 @@ def test_bots_and_evaluation_never_import_training(name: str) -> None:
 
 
 def test_playing_an_exported_bot_and_evaluating_loads_no_training_code() -> None:
-    pytest.importorskip("onnxruntime")
     code = (
         "import sys, numpy as np\n"
         "from greed_env.bots import load\n"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
-
 
 def test_play_against_bot(run_script: Callable) -> None:  # type: ignore[type-arg]
     proc = run_script("examples/play_against_bot.py", "--turns", "8")
@@ -20,7 +18,6 @@ def test_play_against_a_heuristic_bot_of_another_preset(run_script: Callable) ->
 
 
 def test_load_onnx_bot_without_torch(run_script: Callable) -> None:  # type: ignore[type-arg]
-    pytest.importorskip("onnxruntime")
     proc = run_script("examples/load_onnx_bot_without_torch.py", "--decisions", "6")
     assert "plays " in proc.stdout
     assert "torch imported: False" in proc.stdout
