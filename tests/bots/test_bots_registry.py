@@ -122,8 +122,9 @@ def test_committed_bot_cards_are_complete_and_match_their_onnx(card: Path) -> No
     onnx_bytes = card.with_suffix(".onnx").read_bytes()
     assert hashlib.sha256(onnx_bytes).hexdigest() == data["onnx"]["sha256"]
     # 1 MB per file, except the eight-dice carry-over bots: their action layer alone is
-    # 3,693 x width floats (1.9 MB at 128 units; the keep parts are folded into it on export)
-    assert len(onnx_bytes) < (2_500_000 if data["num_actions"] > 3_000 else 1_000_000)
+    # 3,693 x width floats (1.9 MB at 128 units, 7.6 MB for the 512-unit progressive/ppo-duel-kick;
+    # the keep parts are folded into it on export)
+    assert len(onnx_bytes) < (10_000_000 if data["num_actions"] > 3_000 else 1_000_000)
     assert data["evaluation"], "committed bots carry their measured strength"
     assert data["training"], "committed bots say how they were trained"
     bot = load(str(card), rules=preset(card.parent.name))
