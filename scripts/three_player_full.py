@@ -1,7 +1,7 @@
 """The full game (ten_thousand to 10,000) against its exact three-player equilibrium.
 
 Needs the full-size ``3p`` table, solved offline (``greed solve --rules ten_thousand --objective
-3p``, about 1.3 CPU-hours; docs/three-player.md) into the user cache or ``$GREED_ENV_CACHE``.
+3p``, about an hour of CPU: 3,868 CPU-s measured; docs/three-player.md) into the user cache or ``$GREED_ENV_CACHE``.
 Then, with the protocol of ``ten_thousand/ffa3-exact-v1`` (2,000 games, seed 2026, the bot's
 seat rotated, the regret estimate beside the share) but the rule book's own target, so the
 trained bots play the game they were trained for:
