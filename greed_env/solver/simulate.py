@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from greed_env.solver.bot import OptimalBot
 from greed_env.solver.model import SolverError
 from greed_env.solver.table import SolverTable
 
-__all__ = ["DuelCheck", "simulate_duel"]
+__all__ = ["DuelCheck", "self_play_check", "simulate_duel"]
 
 
 class DuelCheck(NamedTuple):
@@ -51,11 +51,18 @@ def simulate_duel(table: SolverTable, games: int, rng: np.random.Generator) -> D
         raise SolverError(f"a simulation check needs a duel table, got {table.objective!r}")
     if not isinstance(games, int) or games < 2:
         raise SolverError(f"games must be an integer >= 2, got {games!r}")
+    return self_play_check(table, OptimalBot(table.rules, "duel", table), 2, games, rng)
+
+
+def self_play_check(
+    table: SolverTable, bot: Any, players: int, games: int, rng: np.random.Generator
+) -> DuelCheck:
+    """Play ``games`` games of ``players`` seats, seat 0 first, every seat by ``bot``; seat 0's
+    mean share of the pot against ``table``'s headline. ``games`` is checked by the caller."""
     rules = table.rules
-    bot = OptimalBot(rules, "duel", table)
     shares = np.empty(games)
     for i in range(games):
-        s = new_game(rules, 2, first_player=0)
+        s = new_game(rules, players, first_player=0)
         while not is_over(s):
             s = apply_roll(rules, s, sample_roll(rules, s, rng)) if is_chance(s) else apply(rules, s, bot.act(rules, s, rng))
         shares[i] = s.shares[0]

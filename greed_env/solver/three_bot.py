@@ -37,19 +37,13 @@ from greed_env.rules.game import (
     Move,
     Phase,
     State,
-    apply,
-    apply_roll,
     current_keep_options,
-    is_chance,
-    is_over,
     legal_moves,
-    new_game,
-    sample_roll,
 )
 from greed_env.solver import three_kernels as k3
 from greed_env.solver.model import RollTables, SolverError, roll_tables
 from greed_env.solver.objectives import cap_eps, turn_arrays
-from greed_env.solver.simulate import DuelCheck
+from greed_env.solver.simulate import DuelCheck, self_play_check
 from greed_env.solver.table import SolverTable, TableError
 from greed_env.solver.three import (
     OBJECTIVE,
@@ -317,15 +311,4 @@ def simulate_three(table: SolverTable, games: int, rng: np.random.Generator) -> 
         raise SolverError(f"a three-player simulation needs a 3p table, got {table.objective!r}")
     if not isinstance(games, int) or games < 2:
         raise SolverError(f"games must be an integer >= 2, got {games!r}")
-    rules = table.rules
-    bot = ThreePlayerBot(rules, table)
-    shares = np.empty(games)
-    for i in range(games):
-        s = new_game(rules, 3, first_player=0)
-        while not is_over(s):
-            s = apply_roll(rules, s, sample_roll(rules, s, rng)) if is_chance(s) else apply(rules, s, bot.act(rules, s, rng))
-        shares[i] = s.shares[0]
-    mean = float(shares.mean())
-    se = float(shares.std(ddof=1) / np.sqrt(games))
-    z = (mean - table.headline) / se if se > 0 else 0.0
-    return DuelCheck(games, mean, se, z)
+    return self_play_check(table, ThreePlayerBot(table.rules, table), 3, games, rng)
