@@ -105,26 +105,38 @@ def bench_native(
 
 def bench_threads(
     rules: str, batch: int, decisions: int, repeats: int, threads: int
-) -> tuple[tuple[float, float], tuple[float, float], list[float]]:
+) -> tuple[tuple[float, float], tuple[float, float], list[float], list[float]]:
     """One thread and ``threads`` threads on the same batch size, the repeats interleaved
-    (one, all, one, all, ...) so that both see the same machine; returns both medians and the
-    all-thread / one-thread ratio of every repeat."""
-    loops = {t: _native_loop(rules, batch, decisions, t, False) for t in (1, threads)}
-    runs: dict[int, list[tuple[int, float, float]]] = {1: [], threads: []}
+    (one, all, one again, ...) so that all see the same machine; returns the one- and
+    all-thread medians, the all-thread / one-thread ratio of every repeat (against both
+    one-thread runs around it) and, as the noise floor of those ratios, the second one-thread
+    run of each repeat against the first."""
+    loops = {
+        "one": _native_loop(rules, batch, decisions, 1, False),
+        "all": _native_loop(rules, batch, decisions, threads, False),
+        "again": _native_loop(rules, batch, decisions, 1, False),
+    }
+    runs: dict[str, list[tuple[int, float, float]]] = {name: [] for name in loops}
     for _ in range(repeats):
-        for t, loop in loops.items():
-            runs[t].append(_timed(loop))
-    ratios = [
-        (n_all / w_all) / (n_one / w_one)
-        for (n_one, w_one, _), (n_all, w_all, _) in zip(runs[1], runs[threads], strict=True)
-    ]
+        for name, loop in loops.items():
+            runs[name].append(_timed(loop))
+
+    def rates(name: str) -> list[float]:
+        return [n / w for n, w, _ in runs[name]]
+
+    # each all-thread run is bracketed by the one-thread runs before and after it, and set
+    # against their geometric mean, so that a drift of the machine's speed within a repeat
+    # (on this shared machine one thread against itself moves by up to a third) cancels
+    one, many, again = rates("one"), rates("all"), rates("again")
+    bracketed = [m / (a * b) ** 0.5 for m, a, b in zip(many, one, again, strict=True)]
+    floor = [b / a for a, b in zip(one, again, strict=True)]
 
     def median(rs: list[tuple[int, float, float]]) -> tuple[float, float]:
         return statistics.median(n / w for n, w, _ in rs), statistics.median(
             n / c for n, _, c in rs if c > 0
         )
 
-    return median(runs[1]), median(runs[threads]), ratios
+    return median(runs["one"]), median(runs["all"]), bracketed, floor
 
 
 def _busy_neighbour() -> subprocess.Popen[bytes]:
@@ -311,11 +323,14 @@ def main() -> None:
     bench_native(args.rules, 8, 80, 1, False, False)
     native: dict[str, tuple[float, float]] = {}
     ratios: dict[int, list[float]] = {}
+    noise: dict[int, list[float]] = {}
     neighbour = _busy_neighbour() if args.neighbour else None
     try:
         for b in map(int, args.batches.split(",")):
             if args.threads and b >= 1024:
-                one, many, ratios[b] = bench_threads(args.rules, b, args.decisions, r, threads)
+                one, many, ratios[b], noise[b] = bench_threads(
+                    args.rules, b, args.decisions, r, threads
+                )
                 native[f"solitaire_race_{b}"] = one
                 native[f"solitaire_race_{b}_{threads}_threads"] = many
             else:
@@ -331,6 +346,7 @@ def main() -> None:
             neighbour.wait()
     results["native"] = native
     results["thread_ratios"] = {str(b): v for b, v in ratios.items()}
+    results["noise_floor_ratios"] = {str(b): v for b, v in noise.items()}
     results["neighbour"] = args.neighbour
     if args.ppo_steps and not args.native_only:
         results["ppo"] = {
@@ -368,6 +384,10 @@ def main() -> None:
             f"batch {b}: {threads} threads / one thread, per repeat: "
             + ", ".join(f"{x:.2f}" for x in rs)
             + f" (lowest {min(rs):.2f})"
+        )
+        print(
+            f"batch {b}: noise floor, one thread after / before, per repeat: "
+            + ", ".join(f"{x:.2f}" for x in noise[b])
         )
     if "ppo" in results:
         (n_name, n_rate), (s_name, s_rate) = results["ppo"].items()

@@ -176,14 +176,15 @@ class GreedVectorEnv(VectorEnv):
             done = b.done
             if done.any():
                 final_obs = np.empty(n, dtype=object)
-                ones = np.ones(self.catalog.n, dtype=np.int8)
-                for i in np.flatnonzero(done):
-                    final_obs[i] = b.final_obs[i].copy()
-                    if self._obs_keys is not None:
-                        final_obs[i] = {
-                            self._obs_keys[0]: final_obs[i],
-                            self._obs_keys[1]: ones.copy(),
-                        }
+                rows = np.flatnonzero(done)
+                # one copy of the finished rows; each entry is a row of it (no per-row copy)
+                ended = list(b.final_obs[rows])
+                if self._obs_keys is not None:
+                    masks = list(np.ones((rows.size, self.catalog.n), dtype=np.int8))
+                    obs_key, mask_key = self._obs_keys
+                    ended = [{obs_key: o, mask_key: m} for o, m in zip(ended, masks, strict=True)]
+                for i, entry in zip(rows.tolist(), ended, strict=True):
+                    final_obs[i] = entry  # (a fancy-index assignment would broadcast the arrays)
                 infos["final_obs"] = final_obs
                 infos["_final_obs"] = done
                 final_info: dict[str, Any] = {

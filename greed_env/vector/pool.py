@@ -39,6 +39,7 @@ from greed_env.vector import threads as T
 __all__ = [
     "IDLE_CYCLES",
     "MIN_ROWS",
+    "PROBE_ABORT",
     "PROBE_EVERY",
     "PROBE_STEPS",
     "RECENT",
@@ -110,19 +111,27 @@ if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_after_fork)
 
 
-PROBE_STEPS = 6
+PROBE_STEPS = 9
 """Steps run in the other mode (alone or shared) at each probe; the first is not timed (a
-worker woken, caches refilled)."""
+worker woken, caches refilled), so eight are: an even count, because a game's steps often
+alternate a light and a heavy kind (a keep, then a roll on) and an odd sample would favour
+whichever mode drew more light steps."""
 
 PROBE_EVERY = (64, 1024)
 """Steps between probes: the shortest after a change of mode, doubled each time a probe
 confirms the mode, up to the longest."""
 
+PROBE_ABORT = 2.0
+"""A probe step that takes this many times the current mode's mean step time ends the probe
+(the other mode stays): light and heavy steps differ by about 2 to 1 between themselves, a
+step that waits for a descheduled worker by far more."""
+
 RECENT = 16
-"""Step times kept per mode; a mode's cost is their median."""
+"""Step times kept per mode; a mode's cost is their mean (throughput is a mean: a step held
+up by a descheduled worker counts in full), taken over an even number of steps."""
 
 SHARE_GAIN = 0.9
-"""Running alone, a probe must find sharing this much faster (its median step time at most
+"""Running alone, a probe must find sharing this much faster (its mean step time at most
 this share of running alone) to share again: sharing risks a descheduled worker, running
 alone does not."""
 
@@ -194,9 +203,11 @@ class RowPool:
         return best
 
     def cost(self, alone: bool) -> float | None:
-        """The median of the recent step times of a mode (None before any)."""
-        times = self._times[alone]
-        return statistics.median(times) if times else None
+        """The mean of a mode's recent step times over the latest even number of them (None
+        before two)."""
+        times = list(self._times[alone])
+        even = len(times) - len(times) % 2
+        return statistics.fmean(times[len(times) - even :]) if even else None
 
     def _switch(self, alone: bool) -> None:
         self._alone = alone
@@ -217,16 +228,26 @@ class RowPool:
                 and shared is not None
                 and solo is not None
                 and len(self._times[False]) >= RECENT // 2
+                and len(self._times[False]) % 2 == 0
                 and shared > solo
             ):
                 self._switch(True)
             return
         self._probe_left -= 1
         if not first:
+            mine = self.cost(self._alone)
+            if mine is not None and seconds > PROBE_ABORT * mine:
+                # clearly worse (a descheduled worker held the step): end the probe here, so a
+                # busy neighbour costs one slow step per probe, not a probe's worth
+                self._probe_left = 0
+                self._probe = []
+                self._every = min(PROBE_EVERY[1], 2 * self._every)
+                return
             self._probe.append(seconds)
         if self._probe_left > 0:
             return
-        probe = statistics.median(self._probe) if self._probe else None
+        even = len(self._probe) - len(self._probe) % 2
+        probe = statistics.fmean(self._probe[:even]) if even else None
         if self._probe:
             self._times[alone].clear()
             self._times[alone].extend(self._probe)

@@ -111,6 +111,52 @@ def test_steps_run_alone_while_sharing_is_slower() -> None:
     assert not pool._alone  # sharing got faster
 
 
+def _drive(pool: P.RowPool, steps: int, seconds: object) -> list[bool]:
+    """Run ``steps`` mode choices, each step timed by ``seconds(alone, step)``."""
+    modes = []
+    for k in range(steps):
+        alone = pool._mode_of_step()
+        modes.append(alone)
+        pool._record(alone, seconds(alone, k))  # type: ignore[operator]
+    return modes
+
+
+def test_alternating_light_and_heavy_steps_do_not_fool_the_choice() -> None:
+    """A game's steps often alternate a light and a heavy kind; sharing twice as fast must keep
+    the pool sharing whichever steps its probes of running alone happen to draw (an odd sample
+    of them, three light of five, once sent the pool to run alone at half speed)."""
+    for phase in (0, 1):
+        pool = P.RowPool(4096, 2)
+
+        def seconds(alone: bool, k: int, phase: int = phase) -> float:
+            light = (k + phase) % 2 == 0
+            return (0.45e-3 if light else 1.0e-3) * (1.55 if alone else 1.0)
+
+        modes = _drive(pool, 3000, seconds)
+        assert not pool._alone
+        assert sum(modes) / len(modes) < 0.1  # probes only
+
+
+def test_a_probe_ends_at_its_first_step_that_waited_for_a_worker() -> None:
+    """Running alone with a busy neighbour, a probe of sharing whose first timed step is far
+    slower ends there: one slow step per probe, not a probe's worth."""
+    pool = P.RowPool(4096, 2)
+    pool._switch(True)
+    for _ in range(P.RECENT):
+        pool._record(True, 1e-3)
+    shared_steps = []
+
+    def seconds(alone: bool, k: int) -> float:
+        if not alone:
+            shared_steps.append(k)
+        return 1e-3 if alone else 5e-3
+
+    _drive(pool, P.PROBE_EVERY[0] + P.PROBE_STEPS, seconds)
+    assert pool._alone
+    assert len(shared_steps) == 2  # the untimed first step and one timed step
+    assert pool._every == 2 * P.PROBE_EVERY[0]
+
+
 def test_new_arrays_give_a_new_control_block() -> None:
     pool, args = _pool_and_args(2048, 2)
     pool.run(T.JOB_RANDOM, args)
