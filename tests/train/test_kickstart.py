@@ -17,6 +17,7 @@ from greed_env.train.kickstart import (
     RowRecorder,
     TeacherSchedule,
     distillation_loss,
+    portable_args,
 )
 from greed_env.train.policy import policy_class, policy_kwargs
 from greed_env.train.scripts import load_script
@@ -165,3 +166,25 @@ def test_saved_model_loads_as_maskable_ppo(tmp_path: Path) -> None:
     loaded = MaskablePPO.load(path, device="cpu")
     for name, value in loaded.policy.state_dict().items():
         assert torch.equal(value, model.policy.state_dict()[name])
+
+
+def test_a_card_records_run_arguments_without_machine_paths() -> None:
+    """A second stage started from another run, and Trippn's value arrays, are recorded by
+    their run and file names; relative paths and other values stay as given."""
+    args = {
+        "runs_dir": "/tmp/x/runs",
+        "init_from": "/tmp/x/runs/prog_duel_1/model.zip",
+        "teacher_arrays": "/data/trippn_turn.npz",
+        "export_dir": "agents",
+        "seed": 2,
+        "opponent": "threshold-1000",
+    }
+    assert portable_args(args) == {
+        "runs_dir": "runs",
+        "init_from": "runs/prog_duel_1/model.zip",
+        "teacher_arrays": "trippn_turn.npz",
+        "export_dir": "agents",
+        "seed": 2,
+        "opponent": "threshold-1000",
+    }
+    assert args["runs_dir"] == "/tmp/x/runs"  # the run's own record is left alone
