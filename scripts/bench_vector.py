@@ -4,9 +4,10 @@ Measures, in one run and with the same random-legal-play policy (a uniform legal
 decision):
 
 * the native vector env (``SolitaireVectorEnv``, whole games: objective ``race``) at several
-  batch sizes, one thread (and with ``--threads`` the engine's thread pool too, its repeats
-  interleaved with one thread's, with the all/one ratio of every repeat; ``--neighbour``
-  keeps a busy-loop process running beside them);
+  batch sizes, one thread (and with ``--threads`` the engine's thread pool too, each of its
+  repeats between two one-thread runs, with the all/one ratio of every repeat and the second
+  one-thread run against the first as the noise floor; ``--neighbour`` keeps a busy-loop
+  process running beside them);
 * the same against the threshold bot in ``DuelVectorEnv``;
 * baselines: the single Gymnasium env in a Python loop, Stable-Baselines3 ``DummyVecEnv`` and
   ``SubprocVecEnv`` of single envs, and PettingZoo's ``connect_four_v3`` played at random;
