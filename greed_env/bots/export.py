@@ -68,6 +68,7 @@ __all__ = [
     "encode_positions",
     "export_model",
     "onnx_logits_bytes",
+    "portable_args",
     "sample_positions",
     "update_card_evaluation",
 ]
@@ -364,8 +365,28 @@ def _training_field(card: Mapping[str, Any], key: str) -> Any:
     return None
 
 
+def portable_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's arguments as a bot card records them, without machine paths: an absolute
+    ``runs_dir`` becomes ``runs``, an absolute ``init_from`` ``runs/<its run>/<file>``, and any
+    other absolute path its file name (``teacher_arrays``, say)."""
+    out = dict(args)
+    for key, value in args.items():
+        if not (isinstance(value, str) and Path(value).is_absolute()):
+            continue
+        path = Path(value)
+        if key == "runs_dir":
+            out[key] = "runs"
+        elif key == "init_from":
+            out[key] = f"runs/{path.parent.name}/{path.name}"
+        else:
+            out[key] = path.name
+    return out
+
+
 def _training_summary(card: Mapping[str, Any], model_path: Path, model: Any) -> dict[str, Any]:
     out: dict[str, Any] = dict(card)
+    if isinstance(out.get("args"), Mapping):
+        out["args"] = portable_args(out["args"])
     out.setdefault("algorithm", type(model).__name__)
     out.setdefault("num_timesteps", int(getattr(model, "num_timesteps", 0)))
     out["card_file"] = training_card_path(model_path).name if card else None

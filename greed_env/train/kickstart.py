@@ -58,7 +58,6 @@ __all__ = [
     "TeacherStarts",
     "distillation_loss",
     "export_bot",
-    "portable_args",
 ]
 
 
@@ -447,24 +446,6 @@ def _find_recorder(env: VecEnv) -> RowRecorder | None:
     return None
 
 
-def portable_args(args: dict[str, Any]) -> dict[str, Any]:
-    """A run's arguments as a card records them, without machine paths: an absolute
-    ``runs_dir`` becomes ``runs``, an absolute ``init_from`` ``runs/<its run>/<file>``, and any
-    other absolute path its file name (``teacher_arrays``, say)."""
-    out = dict(args)
-    for key, value in args.items():
-        if not (isinstance(value, str) and Path(value).is_absolute()):
-            continue
-        path = Path(value)
-        if key == "runs_dir":
-            out[key] = "runs"
-        elif key == "init_from":
-            out[key] = f"runs/{path.parent.name}/{path.name}"
-        else:
-            out[key] = path.name
-    return out
-
-
 def export_bot(
     model_path: Path,
     out_dir: Path,
@@ -480,16 +461,14 @@ def export_bot(
     against the model on ``check_positions`` random positions, with ``games`` games against
     each of the rules' default opponents in the card; returns the card path.
 
-    A card never names a machine path (:func:`portable_args`): the source model is recorded as
+    A card never names a machine path (the run's arguments: see
+    :func:`greed_env.bots.export.portable_args`); the source model is recorded as
     ``runs/<run>/model.zip``.
     """
     result = export_model(model_path, out_dir, name=name, description=description,
                           check_positions=check_positions, seed=seed, notes=notes, evaluate_games=games)
     card = read_card(result.card_path)
     card["export"]["source_model"] = f"runs/{model_path.parent.name}/{model_path.name}"
-    args = card.get("training", {}).get("args", {})
-    if isinstance(args, dict):
-        card["training"]["args"] = portable_args(args)
     write_card(result.card_path, card)
     print(f"exported {result.onnx_path} and {result.card_path} "
           f"({result.positions} positions checked, {result.mismatches} mismatches)")

@@ -11,13 +11,13 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecMonitor
 
+from greed_env.bots.export import portable_args
 from greed_env.rules import preset
 from greed_env.train.kickstart import (
     KickstartPPO,
     RowRecorder,
     TeacherSchedule,
     distillation_loss,
-    portable_args,
 )
 from greed_env.train.policy import policy_class, policy_kwargs
 from greed_env.train.scripts import load_script
