@@ -191,7 +191,10 @@ def check_compatible(card: Mapping[str, Any], rules: Rules | None = None, where:
     Raises:
         CorruptBotError: the card's rules do not rebuild to its fingerprint.
         ObsSpecMismatchError: observation-spec version or size differ from this greed_env's.
-        CatalogMismatchError: action-catalog version or size differ.
+        CatalogMismatchError: action-catalog version or size differ (a catalog older than this
+            greed_env's is accepted where its ids are the first of today's,
+            :meth:`~greed_env.spaces.catalog.ActionCatalog.size_of_version`: the bot plays on
+            and never chooses the actions added since, see :func:`added_actions`).
         RulesMismatchError: ``rules`` is given and has another fingerprint than the card.
     """
     bot_rules = card_rules(card, where)
@@ -201,7 +204,7 @@ def check_compatible(card: Mapping[str, Any], rules: Rules | None = None, where:
             f"({card['obs_dim']} entries); this greed_env encodes v{OBS_SPEC_VERSION} ({OBS_DIM})"
         )
     catalog = ActionCatalog(bot_rules)
-    if card["action_catalog_version"] != catalog.version or card["num_actions"] != catalog.n:
+    if catalog.size_of_version(card["action_catalog_version"]) != card["num_actions"]:
         raise CatalogMismatchError(
             f"{where}: trained on action catalog v{card['action_catalog_version']} "
             f"({card['num_actions']} actions); this greed_env builds v{catalog.version} "
@@ -210,6 +213,18 @@ def check_compatible(card: Mapping[str, Any], rules: Rules | None = None, where:
     if rules is not None and rules.fingerprint != bot_rules.fingerprint:
         raise RulesMismatchError(rules_mismatch_message(where, bot_rules, rules))
     return bot_rules
+
+
+NEVER = -3.4028234663852886e38  # the lowest finite float32
+"""The logit of an action a bot's network has no output for (an action its catalog version
+predates): below every finite logit, so a legal move of the bot's own always wins."""
+
+
+def added_actions(card: Mapping[str, Any], catalog: ActionCatalog) -> int:
+    """How many actions ``catalog`` has after the card's own (0 for a bot of today's catalog):
+    the alternate keeps of a catalog version newer than the bot's, appended after its ids.
+    A backend gives them a logit no legal move can lose to, so the bot plays its own policy."""
+    return catalog.n - int(card["num_actions"])
 
 
 def rules_mismatch_message(where: str, bot_rules: Rules, rules: Rules) -> str:
@@ -243,13 +258,22 @@ def build_card(
     description: str,
     objective: str,
     training: Mapping[str, Any],
+    num_actions: int | None = None,
 ) -> dict[str, Any]:
     """A bot card for the ONNX graph ``onnx_bytes`` of the bot ``<rules name>/<name>``.
 
     ``evaluation`` starts empty and ``export`` blank: the exporter fills them after its
-    equivalence check. The keys come in the order every shipped card has.
+    equivalence check. The keys come in the order every shipped card has. ``num_actions``:
+    the graph's number of logits when it was made on an older catalog version of ``rules``
+    (its card records that version); default today's catalog.
+
+    Raises:
+        ValueError: ``num_actions`` is the size of no catalog version of ``rules``.
     """
     catalog = ActionCatalog(rules)
+    versions = [v for v in (catalog.version, 2) if catalog.size_of_version(v) == (num_actions or catalog.n)]
+    if not versions:
+        raise ValueError(f"{num_actions} actions: no action catalog of {rules.name} has that many")
     return {
         "format": CARD_FORMAT,
         "card_version": CARD_VERSION,
@@ -263,8 +287,8 @@ def build_card(
         "rules": rules.to_dict(),
         "obs_spec_version": OBS_SPEC_VERSION,
         "obs_dim": OBS_DIM,
-        "action_catalog_version": catalog.version,
-        "num_actions": catalog.n,
+        "action_catalog_version": versions[0],
+        "num_actions": num_actions or catalog.n,
         "onnx": {
             "file": f"{name}.onnx",
             "sha256": hashlib.sha256(onnx_bytes).hexdigest(),
@@ -354,7 +378,9 @@ def check_training_card(card: Mapping[str, Any], rules: Rules | None, where: str
             f"{where}: trained on observation spec v{version}, this greed_env encodes v{OBS_SPEC_VERSION}"
         )
     have = card.get("action_catalog_version")
-    if have is not None and read is not None and have != catalog_version(read):
+    if have is not None and read is not None and have != catalog_version(read) and not (
+        have == 2 and read.carry_over
+    ):
         raise CatalogMismatchError(
             f"{where}: trained on action catalog v{have}, this greed_env builds v{catalog_version(read)} "
             "for these rules"

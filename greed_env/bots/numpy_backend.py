@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from greed_env.abilities import Abilities, ObservationPolicy
-from greed_env.bots.cards import check_training_card, read_training_card
+from greed_env.bots.cards import NEVER, check_training_card, read_training_card
 from greed_env.bots.errors import BotLoadError, RulesMismatchError
 from greed_env.bots.featurize import FeatureConfig, featurize
 from greed_env.bots.sb3_backend import load_sb3_model
@@ -151,6 +151,20 @@ class NumpyPolicy:
             raise ValueError("a position without any legal action was given to the policy")
         logits = np.where(masks, self.logits(obs), -np.inf)
         return logits.argmax(axis=1)
+
+    def widened(self, n_actions: int) -> NumpyPolicy:
+        """This policy over a catalog with actions appended after its own (a newer catalog
+        version): they get the logit :data:`~greed_env.bots.cards.NEVER`, so the policy plays
+        on unchanged and never chooses them."""
+        weight, bias = self.head
+        extra = n_actions - self.n_actions
+        if extra < 0:
+            raise ValueError(f"cannot narrow a policy of {self.n_actions} actions to {n_actions}")
+        head = (
+            np.concatenate([weight, np.zeros((extra, weight.shape[1]), np.float32)]),
+            np.concatenate([bias, np.full(extra, NEVER, np.float32)]),
+        )
+        return NumpyPolicy(self.layers, head, self.activation, self.meta, self.features)
 
     # --------------------------------------------------------------------------------------
     # conversion and files
@@ -344,6 +358,8 @@ def load_policy(path: str | Path, rules: Rules) -> NumpyPolicy:
     if card:
         check_training_card(card, rules, str(path))
     catalog = ActionCatalog(rules)
+    if policy.n_actions == catalog.size_of_version(2) != catalog.n:
+        policy = policy.widened(catalog.n)  # a policy of the version-2 catalog of these rules
     if policy.obs_dim != OBS_DIM or policy.n_actions != catalog.n:
         raise BotLoadError(
             f"{path} has {policy.obs_dim} inputs and {policy.n_actions} actions; {rules.name} needs "

@@ -17,7 +17,13 @@ from typing import Any
 import numpy as np
 
 from greed_env.abilities import Abilities, ObservationPolicy
-from greed_env.bots.cards import check_compatible, load_card, rules_mismatch_message
+from greed_env.bots.cards import (
+    NEVER,
+    added_actions,
+    check_compatible,
+    load_card,
+    rules_mismatch_message,
+)
 from greed_env.bots.errors import CorruptBotError, MissingDependencyError, RulesMismatchError
 from greed_env.rules.config import Rules
 from greed_env.rules.game import Move, State
@@ -85,6 +91,7 @@ class OnnxBot:
         where = where or f"bot {self.name}"
         self.rules = check_compatible(card, rules, where)
         self.catalog = ActionCatalog(self.rules)
+        self._added = added_actions(card, self.catalog)
         self._model = bytes(model)
         self._threads = int(threads)
         self._session, self._input, self._output = _session(model, threads, where)
@@ -129,6 +136,8 @@ class OnnxBot:
         single = obs.ndim == 1
         batch = obs[None, :] if single else obs
         out = self._session.run([self._output], {self._input: np.ascontiguousarray(batch)})[0]
+        if self._added:  # actions of a newer catalog than the bot's: never its choice
+            out = np.concatenate([out, np.full((len(out), self._added), NEVER, dtype=out.dtype)], axis=1)
         return out[0] if single else out
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -33,28 +33,28 @@ END = "<!-- END GENERATED -->"
 OBS_TABLE_DOC = observation_table()
 
 CATALOG_SIZES_DOC = """\
-| preset | n | non-keep moves | keeps | of which read large straight / small straight first / three pairs first | catalog version |
-|---|---|---|---|---|---|
-| farkle | 76 | 2 | 74 | 0 / 0 / 0 | 1 |
-| farkle5 | 47 | 2 | 45 | 0 / 0 / 0 | 1 |
-| greed | 137 | 3 | 134 | 0 / 0 / 0 | 1 |
-| progressive | 3693 | 8 | 3685 | 28 / 140 / 515 | 2 |
-| ten_thousand | 136 | 2 | 134 | 0 / 0 / 0 | 1 |
-| trippn | 3693 | 8 | 3685 | 28 / 140 / 515 | 2 |
-| zilch | 162 | 2 | 160 | 0 / 0 / 0 | 1 |"""
+| preset | n | non-keep moves | keeps | of which read large straight / small straight first / three pairs first | alternate (fill) keeps | catalog version |
+|---|---|---|---|---|---|---|
+| farkle | 76 | 2 | 74 | 0 / 0 / 0 | 0 | 1 |
+| farkle5 | 47 | 2 | 45 | 0 / 0 / 0 | 0 | 1 |
+| greed | 137 | 3 | 134 | 0 / 0 / 0 | 0 | 1 |
+| progressive | 3696 | 8 | 3688 | 28 / 140 / 515 | 3 | 3 |
+| ten_thousand | 136 | 2 | 134 | 0 / 0 / 0 | 0 | 1 |
+| trippn | 3696 | 8 | 3688 | 28 / 140 / 515 | 3 | 3 |
+| zilch | 162 | 2 | 160 | 0 / 0 / 0 | 0 | 1 |"""
 
 
 def catalog_sizes_table() -> str:
     """The catalog size table of every preset, computed now (Markdown)."""
     lines = [
-        "| preset | n | non-keep moves | keeps | of which read large straight / small straight first / three pairs first | catalog version |",
-        "|---|---|---|---|---|---|",
+        "| preset | n | non-keep moves | keeps | of which read large straight / small straight first / three pairs first | alternate (fill) keeps | catalog version |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name in preset_names():
         s = ActionCatalog(preset(name)).summary()
         readings = f"{s['large_first']} / {s['small_first']} / {s['pairs_first']}"
         lines.append(
-            f"| {name} | {s['n']} | {s['non_keep']} | {s['keeps']} | {readings} | {s['version']} |"
+            f"| {name} | {s['n']} | {s['non_keep']} | {s['keeps']} | {readings} | {s['fill_alternates']} | {s['version']} |"
         )
     return "\n".join(lines)
 
@@ -79,7 +79,7 @@ def keep_list(name: str) -> str:
     by_size: dict[int, list[str]] = {}
     for e in cat.entries:
         if e.kind == "keep":
-            faces = "".join(map(str, e.dice)) + _READING_MARKS[e.reading]
+            faces = "".join(map(str, e.dice)) + _READING_MARKS[e.reading] + ("F" if e.fills else "")
             by_size.setdefault(len(e.dice), []).append(f"{e.index}:{faces}")
     return "\n".join(
         f"- {size} {'die' if size == 1 else 'dice'}: " + " ".join(items)

@@ -68,8 +68,10 @@ __all__ = [
     "Part",
     "best_keep_score",
     "counts_of",
+    "fill_faces",
     "has_scoring_keep",
     "keep_options",
+    "keep_readings",
     "read_keep",
     "tap_reading",
 ]
@@ -854,6 +856,26 @@ def keep_options(
                 KeepOption(_dice_of(sub), taps, res.score, res.carry, res.parts, res.wins, kind)
             )
     return tuple(opts)
+
+
+def keep_readings(
+    rules: Rules, dice: tuple[int, ...], carry: Carry = EMPTY_CARRY, fresh: bool = False
+) -> tuple[KeepOption, ...]:
+    """The distinct outcomes of keeping exactly ``dice`` (sorted faces), as in
+    :func:`keep_options`; ``fresh``: they are the whole of a fresh full roll."""
+    counts = counts_of(dice)
+    full = fresh and len(dice) == rules.num_dice
+    return tuple(
+        KeepOption(_dice_of(counts), taps, res.score, res.carry, res.parts, res.wins, kind)
+        for taps, res, kind in _sub_readings(rules, counts, carry, full)
+    )
+
+
+def fill_faces(rules: Rules) -> tuple[int, ...]:
+    """The faces that fill a straight made on an earlier keep (tap-order rules), sorted."""
+    if not rules.carry_over:
+        return ()
+    return tuple(sorted({row[3] for row in _straight_table(rules) if row[3]}))
 
 
 def has_scoring_keep(rules: Rules, roll: tuple[int, ...], carry: Carry = EMPTY_CARRY) -> bool:

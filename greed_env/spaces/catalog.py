@@ -33,18 +33,20 @@ moves.
 ['keep 1', 'keep 5', 'keep 1,1', 'keep 1,5']
 >>> str(cat.action_to_move(s, cat.index_of(("keep", (1, 1, 1, 5)))))
 'keep:1,1,1,5'
->>> ActionCatalog("progressive").n
-3693
+>>> ActionCatalog("progressive").n, ActionCatalog("progressive").size_of_version(2)
+(3696, 3693)
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations_with_replacement
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from greed_env.rules import (
+    Carry,
     IllegalKeep,
     IllegalMove,
     KeepOption,
@@ -55,6 +57,8 @@ from greed_env.rules import (
     State,
     can_reroll_all,
     current_keep_options,
+    fill_faces,
+    keep_readings,
     legal_moves,
     parse_move,
     read_keep,
@@ -69,18 +73,20 @@ __all__ = [
     "ActionEntry",
     "action_index",
     "catalog_version",
+    "fill_alternates",
 ]
 
-ACTION_CATALOG_VERSION = 2
+ACTION_CATALOG_VERSION = 3
 """The newest catalog format. A rules configuration's catalog carries the version of the last
-change to the ids it gets (:func:`catalog_version`): 2 for tap-order rules, whose keeps became
-(dice, reading) pairs when small straights and three pairs began to lock in tap order; 1 for
-every order-free rule set, whose ids have not changed."""
+change to the ids it gets (:func:`catalog_version`): 3 for tap-order rules, which gained the
+alternate keeps (:func:`fill_alternates`) after every version-2 id; 2 was theirs when keeps
+became (dice, reading) pairs as small straights and three pairs began to lock in tap order;
+1 for every order-free rule set, whose ids have not changed."""
 
 
 def catalog_version(rules: Rules) -> int:
     """The catalog version of ``rules`` (what cards of bots trained on it record)."""
-    return 2 if rules.carry_over else 1
+    return 3 if rules.carry_over else 1
 
 
 TRIPPN_FREE_SETS_REFUSAL = (
@@ -96,12 +102,16 @@ _KEEP_CACHE_LIMIT = 1 << 18
 
 
 class ActionEntry(NamedTuple):
-    """One row of the catalog: a non-keep move kind, or a keep of ``dice`` (sorted faces)."""
+    """One row of the catalog: a non-keep move kind, or a keep of ``dice`` (sorted faces).
+
+    ``fills``: an alternate keep (:func:`fill_alternates`), the reading of ``dice`` that fills
+    a straight made on an earlier keep where another reading of the same kind does not."""
 
     index: int
     kind: str
     dice: tuple[int, ...] = ()
     reading: str = ""
+    fills: bool = False
 
     @property
     def large_first(self) -> bool:
@@ -112,6 +122,8 @@ class ActionEntry(NamedTuple):
         if self.kind != "keep":
             return self.kind
         text = "keep " + ",".join(map(str, self.dice))
+        if self.fills:
+            return text + f" ({_READING_LABELS[self.reading]}, filling the straight)"
         return text + f" ({_READING_LABELS[self.reading]})" if self.reading else text
 
 
@@ -167,6 +179,48 @@ def _keep_keys(rules: Rules) -> list[tuple[tuple[int, ...], str]]:
     return keys
 
 
+def _fills(opt: KeepOption) -> bool:
+    return any(p.name.startswith("fills straight") for p in opt.parts)
+
+
+@lru_cache(maxsize=64)
+def fill_alternates(rules: Rules) -> tuple[tuple[tuple[int, ...], str], ...]:
+    """The (dice, reading) keeps that have an alternate action: a keep of the same dice and
+    reading that fills a straight made on an earlier keep, where another does not.
+
+    Found by the rules' own readings, over the keeps where a fill can compete with a reading
+    of the same kind: a pair of a fill face beside three or more other pairs (three pairs
+    locked from the other faces leave the fill face to fill the straight; locked with it,
+    the fourth pair makes four pairs), with each set of open straights and nothing else
+    working (working sets only hold their own faces aside). An exhaustive search over every
+    carry-over and keep (``scripts/catalog_collisions.py``) finds no other shared action under
+    the shipped presets. Sorted; empty for rules without straights to fill or three pairs.
+
+    >>> fill_alternates(resolve_rules("progressive"))[0]
+    ((1, 1, 2, 2, 3, 3, 4, 4), 'pairs')
+    """
+    faces = fill_faces(rules)
+    if not rules.carry_over or not rules.three_pairs or not faces or rules.num_dice < 8:
+        return ()
+    opened = [
+        Carry(fills=tuple(f for i, f in enumerate(faces) if mask >> i & 1))
+        for mask in range(1, 1 << len(faces))
+    ]
+    found: set[tuple[tuple[int, ...], str]] = set()
+    for size in range(8, rules.num_dice + 1):
+        for dice in combinations_with_replacement(FACES, size):
+            paired = [f for f in FACES if dice.count(f) >= 2]
+            if len(paired) < 4 or not set(paired) & set(faces):
+                continue
+            for carry in opened:
+                for fresh in (False, True):
+                    kinds: dict[str, set[bool]] = {}
+                    for opt in keep_readings(rules, dice, carry, fresh):
+                        kinds.setdefault(opt.reading, set()).add(_fills(opt))
+                    found.update((dice, kind) for kind, seen in kinds.items() if len(seen) == 2)
+    return tuple(sorted(found))
+
+
 class ActionCatalog:
     """The fixed action ids of one rules configuration (one shared instance per rules).
 
@@ -206,11 +260,17 @@ class ActionCatalog:
         self.version = catalog_version(rules)
         entries = [ActionEntry(i, k) for i, k in enumerate(_non_keep_kinds(rules))]
         self._kind_index = {e.kind: e.index for e in entries}
-        self._keep_index: dict[tuple[tuple[int, ...], str], int] = {}
+        self._keep_index: dict[tuple[tuple[int, ...], str, bool], int] = {}
         for dice, reading in _keep_keys(rules):
             idx = len(entries)
             entries.append(ActionEntry(idx, "keep", dice, reading))
-            self._keep_index[(dice, reading)] = idx
+            self._keep_index[(dice, reading, False)] = idx
+        self._v2_n = len(entries)
+        self._alternates = frozenset(fill_alternates(rules))
+        for dice, reading in sorted(self._alternates):
+            idx = len(entries)
+            entries.append(ActionEntry(idx, "keep", dice, reading, True))
+            self._keep_index[(dice, reading, True)] = idx
         self.entries = tuple(entries)
         self.labels = tuple(e.label for e in entries)
         self.n = len(entries)
@@ -261,7 +321,7 @@ class ActionCatalog:
                 mask[idx] = 1
                 moves[idx] = move
         for opt in current_keep_options(self.rules, state):
-            idx = self._keep_index[(opt.dice, opt.reading)]
+            idx = self._keep_index[self._key(opt)]
             if mask[idx]:
                 raise RuntimeError(
                     f"two readings of keep {opt.dice} share action {idx} ({self.labels[idx]}) "
@@ -313,7 +373,7 @@ class ActionCatalog:
         if isinstance(item, ActionEntry):
             return self._check_index(item.index)
         if isinstance(item, KeepOption):
-            return self._keep_lookup(item.dice, item.reading)
+            return self._keep_lookup(*self._key(item))
         if isinstance(item, str):
             if item in self.labels:
                 return self.labels.index(item)
@@ -346,18 +406,42 @@ class ActionCatalog:
                     res.carry,
                     res.wins,
                 ):
-                    return self._keep_lookup(dice, opt.reading)
+                    return self._keep_lookup(*self._key(opt))
             raise KeyError(f"keep {taps} is not legal in this position")
         return self._keep_lookup(dice, tap_reading(self.rules, tuple(taps)))
 
-    def _keep_lookup(self, dice: tuple[int, ...], reading: str) -> int:
+    def _key(self, opt: KeepOption) -> tuple[tuple[int, ...], str, bool]:
+        """The catalog key of a keep option: its dice, reading, and whether it is the
+        alternate (fill) reading of a keep that has one."""
+        alternate = (opt.dice, opt.reading) in self._alternates and _fills(opt)
+        return (opt.dice, opt.reading, alternate)
+
+    def _keep_lookup(self, dice: tuple[int, ...], reading: str, fills: bool = False) -> int:
         try:
-            return self._keep_index[(tuple(dice), reading)]
+            return self._keep_index[(tuple(dice), reading, fills)]
         except KeyError:
             what = "keep " + ",".join(map(str, dice))
             if reading:
                 what += f" ({_READING_LABELS[reading]})"
             raise KeyError(f"{what} is never legal under the {self.rules.name} rules") from None
+
+    def primary_of(self, action: int) -> int:
+        """The keep an alternate keep is the other reading of (same dice and reading, no
+        fill); any other action is its own."""
+        entry = self.entries[self._check_index(action)]
+        return self._keep_index[(entry.dice, entry.reading, False)] if entry.fills else entry.index
+
+    def size_of_version(self, version: int) -> int | None:
+        """How many actions this catalog had under catalog ``version``: its ids are the first
+        that many of today's, with the same meaning (None: no such catalog for these rules).
+
+        A tap-order catalog of version 2 is today's without the alternate keeps, which come
+        last; an older bot plays on with them never chosen."""
+        if version == self.version:
+            return self.n
+        if version == 2 and self.rules.carry_over:
+            return self._v2_n
+        return None
 
     def _check_index(self, action: Any) -> int:
         try:
@@ -369,20 +453,22 @@ class ActionCatalog:
     # documentation
 
     def table(self) -> list[dict[str, Any]]:
-        """One row per action: ``index``, ``kind``, ``dice``, ``reading``, ``label``."""
+        """One row per action: ``index``, ``kind``, ``dice``, ``reading``, ``fills``, ``label``."""
         return [
             {
                 "index": e.index,
                 "kind": e.kind,
                 "dice": e.dice,
                 "reading": e.reading,
+                "fills": e.fills,
                 "label": e.label,
             }
             for e in self.entries
         ]
 
     def summary(self) -> dict[str, Any]:
-        """Counts for docs: total, non-keep, keeps, keeps with each reading, version."""
+        """Counts for docs: total, non-keep, keeps, keeps with each reading (the alternate
+        fill keeps counted apart), version."""
         keeps = [e for e in self.entries if e.kind == "keep"]
         return {
             "rules": self.rules.name,
@@ -392,7 +478,8 @@ class ActionCatalog:
             "keeps": len(keeps),
             "large_first": sum(e.reading == "large" for e in keeps),
             "small_first": sum(e.reading == "small" for e in keeps),
-            "pairs_first": sum(e.reading == "pairs" for e in keeps),
+            "pairs_first": sum(e.reading == "pairs" and not e.fills for e in keeps),
+            "fill_alternates": sum(e.fills for e in keeps),
             "kinds": [e.kind for e in self.entries if e.kind != "keep"],
         }
 

@@ -43,7 +43,7 @@ def init_weights(model: MaskablePPO, path: Path, rules: Rules) -> None:
 
     try:
         _, params, _ = load_from_zip_file(str(path), device="cpu")
-        fitted = fit_weights(model, (params or {}).get("policy", {}), initial)
+        fitted = fit_weights(model, (params or {}).get("policy", {}), initial, ActionCatalog(rules))
     except Exception as exc:
         raise BotLoadError(f"--init-from {path}: cannot read its weights: {exc}") from None
     if fitted is None:
@@ -83,7 +83,10 @@ def is_critic(key: str) -> bool:
 
 
 def fit_weights(
-    model: MaskablePPO, old: dict[str, torch.Tensor], new: dict[str, torch.Tensor]
+    model: MaskablePPO,
+    old: dict[str, torch.Tensor],
+    new: dict[str, torch.Tensor],
+    catalog: ActionCatalog | None = None,
 ) -> tuple[dict[str, torch.Tensor], bool] | None:
     """``old`` fitted to ``model``'s policy whose initial weights are ``new``, and whether its
     value network starts afresh; None when the policy (actor) does not fit.
@@ -95,9 +98,13 @@ def fit_weights(
     (``--vf-width``, same depth) is the same function as the old one: the old units keep their
     weights and see only the old inputs, the new units start from the new model's initial
     weights and their outgoing weights are zero (so they learn from the first update on). A value network of another depth
-    keeps the new model's initial weights, all of it, never a mix of layers. The optimizer
-    starts afresh either way.
+    keeps the new model's initial weights, all of it, never a mix of layers. An action head
+    made for an older ``catalog`` version (its ids are the first of today's) gets a row for
+    each action added since, a copy of the row of the keep it is the alternate reading of
+    (:func:`~greed_env.spaces.catalog.fill_alternates`), so both readings start where the old
+    one was and training tells them apart. The optimizer starts afresh either way.
     """
+    older = _older_catalog_rows(catalog)
     extractor = model.policy.features_extractor
     cfg = FeatureConfig.from_dict(extractor.config) if hasattr(extractor, "config") else None
     layouts = _missing_readings(cfg, int(extractor.features_dim)) if cfg else {}
@@ -108,6 +115,13 @@ def fit_weights(
             return None
         if src.shape == target.shape:
             return src.to(target.dtype)
+        if (
+            older is not None
+            and key.startswith("action_net.")
+            and src.shape[1:] == target.shape[1:]
+            and (src.shape[0], target.shape[0]) == (int(older.max()) + 1, len(older))
+        ):  # an action head of an older catalog: rows for the actions added since
+            return src.to(target.dtype)[torch.as_tensor(older)]
         kept = layouts.get(int(src.shape[1])) if src.dim() == 2 else None
         if kept is not None and src.shape[0] == target.shape[0] and target.shape[1] == len(kept):
             wide = torch.zeros_like(target)
@@ -148,6 +162,18 @@ def fit_weights(
     for key, value in critic.items():
         out[key] = value if value is not None and not fresh else new[key]
     return out, fresh
+
+
+def _older_catalog_rows(catalog: ActionCatalog | None) -> np.ndarray | None:
+    """For each of ``catalog``'s actions, the row of a version-2 action head that starts it:
+    its own, or for an alternate keep the row of the keep it is the alternate of (None when
+    the catalog has no actions added since version 2)."""
+    if catalog is None or catalog.size_of_version(2) in (None, catalog.n):
+        return None
+    rows = np.arange(catalog.n)
+    for entry in catalog.entries[catalog.size_of_version(2) :]:
+        rows[entry.index] = catalog.primary_of(entry.index)
+    return rows
 
 
 def _missing_readings(cfg: FeatureConfig, width: int) -> dict[int, np.ndarray]:

@@ -11,6 +11,7 @@ import pytest
 from greed_env.bots.cards import (
     build_card,
     card_rules,
+    check_compatible,
     check_training_card,
     read_training_card,
     summarize_card,
@@ -40,6 +41,7 @@ def test_the_builder_writes_the_shipped_cards_byte_for_byte(path: Path, tmp_path
         description=card["description"],
         objective=card["objective"],
         training=card["training"],
+        num_actions=card["num_actions"],  # tap-order bots made on catalog v2 keep its 3,693
     )
     assert built["onnx"]["sha256"] == card["onnx"]["sha256"]
     # the two ten_thousand cards state 336,323 bytes for a 326,282-byte file whose sha256 they match
@@ -50,6 +52,23 @@ def test_the_builder_writes_the_shipped_cards_byte_for_byte(path: Path, tmp_path
     built.update({k: v for k, v in card.items() if k not in built})
     out = write_card(tmp_path / path.name, built)
     assert out.read_bytes() == path.read_bytes()
+
+
+def test_a_card_records_the_catalog_version_of_its_network(tmp_path: Path) -> None:
+    """A tap-order network of the version-2 catalog's 3,693 logits gets a version-2 card; it
+    loads under today's catalog, whose ids extend it; a size no catalog has is refused."""
+    rules = preset("trippn")
+    common = {"name": "x", "rules": rules, "onnx_bytes": b"", "description": "", "objective": "turn", "training": {}}
+    assert (build_card(**common)["action_catalog_version"], build_card(**common)["num_actions"]) == (3, 3696)
+    old = build_card(**common, num_actions=3693)
+    assert (old["action_catalog_version"], old["num_actions"]) == (2, 3693)
+    assert check_compatible(old) == rules
+    with pytest.raises(CatalogMismatchError, match="v2"):
+        check_compatible({**old, "num_actions": 3696})
+    with pytest.raises(ValueError, match="3694 actions"):
+        build_card(**common, num_actions=3694)
+    with pytest.raises(ValueError, match="no action catalog"):
+        build_card(**{**common, "rules": preset("ten_thousand")}, num_actions=3693)
 
 
 def test_training_cards_are_checked_field_by_field(tmp_path: Path) -> None:

@@ -75,9 +75,13 @@ def test_keep_parts_describe_every_progressive_keep() -> None:
         assert np.array_equal(np.sort(faces, axis=1)[:, ::-1], faces)  # thermometers
         assert np.flatnonzero(row[1 + 6 * nd : 1 + 7 * nd]).tolist() == [len(entry.dice) - 1]
         assert np.flatnonzero(row[1 + 7 * nd :]).tolist() == [READINGS.index(entry.reading)]
-    # no two keeps share a description: the parts tell every action apart
-    keeps = phi[[e.index for e in cat.entries if e.kind == "keep"]]
+    # no two keeps share a description but an alternate fill keep and its sibling (same dice,
+    # same reading), which the head's free per-action term tells apart
+    keeps = phi[[e.index for e in cat.entries if e.kind == "keep" and not e.fills]]
     assert len(np.unique(keeps, axis=0)) == len(keeps)
+    for e in cat.entries:
+        if e.fills:
+            assert np.array_equal(phi[e.index], phi[cat.primary_of(e.index)])
 
 
 def test_structured_head_on_keep_parts_is_a_linear_layer() -> None:

@@ -11,6 +11,7 @@ import pytest
 from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog, catalog_version
 from greed_env.envs.docs import CATALOG_SIZES_DOC, catalog_sizes_table
 from greed_env.rules import (
+    Carry,
     IllegalMove,
     Move,
     Phase,
@@ -28,6 +29,7 @@ from greed_env.rules import (
     preset_names,
     sample_roll,
 )
+from greed_env.spaces.catalog import fill_alternates
 
 VARIANTS: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in preset_names()] + [
     ("farkle", {"piggyback": True}),
@@ -49,7 +51,7 @@ def test_catalog_is_cached_per_rules_and_versioned() -> None:
     a = ActionCatalog("ten_thousand")
     assert ActionCatalog(preset("ten_thousand")) is a
     assert a.version == catalog_version(a.rules) == 1
-    assert ActionCatalog("progressive").version == ACTION_CATALOG_VERSION == 2
+    assert ActionCatalog("progressive").version == ACTION_CATALOG_VERSION == 3
     assert ActionCatalog(preset("ten_thousand", single_values=(100, 0, 0, 0, 50, 60))) is not a
 
 
@@ -70,11 +72,12 @@ def test_order_free_keeps_are_exactly_the_dice_of_every_keep_option(name: str) -
 
 def test_carry_over_catalog_has_every_multiset_and_its_readings() -> None:
     """Tap-order rules: every multiset plain, and a twin for each combination that can lock
-    first in some tap order (a large straight, a small straight, three pairs)."""
+    first in some tap order (a large straight, a small straight, three pairs), then the three
+    alternate fill keeps."""
     cat = ActionCatalog("progressive")
     keeps = [e for e in cat.entries if e.kind == "keep"]
-    by_reading = {k: [e.dice for e in keeps if e.reading == k] for k in ("", "large", "small", "pairs")}
-    assert len(by_reading[""]) == 3002 and len(keeps) == 3002 + 28 + 140 + 515
+    by_reading = {k: [e.dice for e in keeps if e.reading == k and not e.fills] for k in ("", "large", "small", "pairs")}
+    assert len(by_reading[""]) == 3002 and len(keeps) == 3002 + 28 + 140 + 515 + 3
     assert all(set(d) == set(range(1, 7)) for d in by_reading["large"])
     assert all({1, 2, 3, 4, 5} <= set(d) or {2, 3, 4, 5, 6} <= set(d) for d in by_reading["small"])
     assert all(sum(d.count(f) >= 2 for f in set(d)) >= 3 for d in by_reading["pairs"])
@@ -124,9 +127,11 @@ def test_index_of_and_labels() -> None:
         "kind": "bank",
         "dice": (),
         "reading": "",
+        "fills": False,
         "label": "bank",
     }
     assert [r["index"] for r in rows] == list(range(cat.n))
+    assert rows[-1]["fills"] and rows[-1]["label"] == "keep 1,1,4,4,5,5,6,6 (three pairs first, filling the straight)"
 
 
 def test_action_to_move_refuses_masked_and_out_of_range_actions() -> None:
@@ -256,3 +261,52 @@ def test_tap_order_readings_are_unmasked_actions(
     after = apply(rules, s, move)
     assert after.turn_total == points
     assert apply(rules, s, Move("keep", taps)).turn_total == points
+
+
+ALTERNATE_ROLLS = [(1, 1, 2, 2, 3, 3, 4, 4), (1, 1, 3, 3, 4, 4, 5, 5), (1, 1, 4, 4, 5, 5, 6, 6)]
+
+
+@pytest.mark.parametrize("name", ["progressive", "trippn"])
+def test_alternate_fill_keeps_come_after_the_version_2_ids(name: str) -> None:
+    """The three keeps that read three pairs two ways with a straight open for a 1 each have a
+    second action, appended: the version-2 ids keep their meaning."""
+    cat = ActionCatalog(name)
+    assert fill_alternates(cat.rules) == tuple((dice, "pairs") for dice in ALTERNATE_ROLLS)
+    assert (cat.n, cat.size_of_version(2), cat.size_of_version(3), cat.size_of_version(1)) == (3696, 3693, 3696, None)
+    added = cat.entries[3693:]
+    assert [(e.dice, e.reading, e.fills) for e in added] == [(d, "pairs", True) for d in ALTERNATE_ROLLS]
+    assert not any(e.fills for e in cat.entries[:3693])
+    for e in added:
+        primary = cat.entries[cat.primary_of(e.index)]
+        assert (primary.dice, primary.reading, primary.fills) == (e.dice, e.reading, False)
+        assert e.label == primary.label[:-1] + ", filling the straight)"
+    assert cat.primary_of(5) == 5
+    assert fill_alternates(preset("ten_thousand")) == ()
+
+
+@pytest.mark.parametrize("name", ["progressive", "trippn"])
+@pytest.mark.parametrize("roll", ALTERNATE_ROLLS)
+def test_both_three_pairs_readings_of_a_fill_keep_get_their_own_action(name: str, roll: tuple[int, ...]) -> None:
+    """With a straight open for a 1, eight dice of a pair of 1s and three other pairs keep as four
+    pairs (the straight stays open) or as three pairs with a 1 filling it (they stay working):
+    two legal moves, two actions, each playing its own outcome."""
+    rules = preset(name)
+    cat = ActionCatalog(rules)
+    state = new_game(rules, 2, first_player=0)._replace(
+        phase=Phase.KEEP, roll=roll, dice=8, carry=Carry((0,) * 6, (1,), ()), fresh=False
+    )
+    full = {o.taps: o for o in current_keep_options(rules, state) if len(o.dice) == 8}
+    assert len(full) == 2
+    ids = {cat.index_of(o): o for o in full.values()}
+    assert len(ids) == 2 and set(ids) == {cat.index_of(("keep", roll)), cat.n - 3 + ALTERNATE_ROLLS.index(roll)}
+    mask = cat.mask(state)
+    for a, opt in ids.items():
+        assert mask[a] == 1
+        move = cat.action_to_move(state, a)
+        assert move.taps == opt.taps
+        assert cat.index_of(move, state) == a
+        after = apply(rules, state, move)
+        assert after.turn_total == state.turn_total + opt.score
+        assert after.carry == (opt.carry if rules.trippn else Carry())  # Progressive's hot dice clear it
+    fill = next(o for o in full.values() if any(p.name.startswith("fills straight") for p in o.parts))
+    assert cat.entries[cat.index_of(fill)].fills and fill.carry.fills == ()

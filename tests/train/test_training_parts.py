@@ -526,3 +526,42 @@ def test_selfplay_env_passes_the_gymnasium_checker_and_uses_the_pool(tmp_path: P
             _, reward, done, _, info = env.step(rng.choice(np.flatnonzero(env.action_masks())))
         assert reward in (-1.0, 0.0, 1.0)
     assert seats == {0, 1}
+
+
+def test_init_from_a_version_2_catalog_model_starts_each_alternate_keep_from_its_sibling() -> None:
+    """A tap-order model made on the version-2 catalog (3,693 actions) warm-starts today's
+    (3,696): the old rows stay, and each alternate fill keep starts as a copy of the keep it is
+    the other reading of, in the free term and the action descriptions of a structured head."""
+    import gymnasium as gym
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from greed_env.envs.catalog import ActionCatalog
+    from greed_env.train.policy import policy_class, policy_kwargs
+    from greed_env.train.warmstart import fit_weights
+
+    rules = preset("trippn")
+    catalog = ActionCatalog(rules)
+    v2 = catalog.size_of_version(2)
+    assert (v2, catalog.n) == (3693, 3696)
+    env = gym.make("greed_env/Duel-v0", rules="trippn", opponent="threshold")
+    args = DuelArgs(rules="trippn", net_width=16, features="greed", policy_head="structured")
+    model = MaskablePPO(policy_class(args), env, policy_kwargs=policy_kwargs(args, rules), device="cpu", seed=0)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    new = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    old = {k: (v[:v2].clone() if k.startswith("action_net.") and v.shape[0] == catalog.n else v.clone()) for k, v in new.items()}
+    sized = {k for k, v in new.items() if k.startswith("action_net.") and v.shape[0] == catalog.n}
+    assert {"action_net.free.weight", "action_net.free.bias", "action_net.phi"} <= sized
+    assert fit_weights(model, old, new) is None  # without the catalog the head does not fit
+    fitted = fit_weights(model, old, new, catalog)
+    assert fitted is not None
+    state, fresh_critic = fitted
+    assert not fresh_critic
+    for key in sized:
+        assert torch.equal(state[key][:v2], old[key])
+        for a in range(v2, catalog.n):
+            assert torch.equal(state[key][a], old[key][catalog.primary_of(a)])
+    for key in set(new) - sized:
+        assert torch.equal(state[key], old[key])

@@ -41,6 +41,7 @@ from greed_env.rules import (
     apply,
     apply_roll,
     current_keep_options,
+    keep_options,
     legal_moves,
     new_game,
     preset,
@@ -399,3 +400,24 @@ def test_rounds_game_ties_go_to_the_split_vote_like_the_reference() -> None:
     )
     seen = _play_both(rules, 3, n_games=24, n_steps=300, seed=5, steer=0.7)
     assert seen["SPLIT"] > 0 and seen["ORDER_CHOICE"] > 0, seen
+
+
+def test_trippn_rows_give_both_readings_of_a_fill_keep_their_own_action() -> None:
+    """With a straight open for a 1 and eight dice to roll (Trippn's and-rolls keep it), the
+    roll 1,1,2,2,3,3,4,4 keeps all eight as four pairs or as three pairs with a 1 filling the
+    straight: the kernels' option row holds both, under two action ids, each with its points
+    (eight dice of an and-roll: the all-eight bonus too) and its own next dice state."""
+    tables = vector_tables("trippn")
+    carry = Carry((0,) * 6, (1,), ())
+    roll = (1, 1, 2, 2, 3, 3, 4, 4)
+    rows = tables.options(tables.state_id(8, carry), tables.roll_id(roll))
+    full = {a: (pts, nxt) for a, pts, kept, _win, nxt in rows if kept == 8}
+    want = {
+        tables.catalog.index_of(o): o.score
+        for o in keep_options(tables.rules, roll, carry, True)
+        if len(o.dice) == 8
+    }
+    assert len(full) == len(want) == 2
+    assert {a: pts for a, (pts, _) in full.items()} == want == {2303: 3000, 3693: 3100}
+    assert len({nxt for _, nxt in full.values()}) == 2
+    assert sorted(tables.catalog.entries[a].fills for a in full) == [False, True]
