@@ -32,7 +32,7 @@ environment's ``np_random``, so an episode is reproducible from its seed.
 ## Action Space
 
 ``Discrete(n)``, the rules' fixed :class:`~greed_env.spaces.catalog.ActionCatalog` (non-keep
-moves first, then keeps). ``n`` per preset, catalog version 1:
+moves first, then keeps). ``n`` per preset, with its catalog version:
 
 %CATALOG_SIZES%
 

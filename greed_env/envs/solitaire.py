@@ -34,8 +34,8 @@ there in as few turns as possible. Dice are rolled inside :meth:`step` with the 
 
 ``Discrete(n)``, the rules' fixed :class:`~greed_env.spaces.catalog.ActionCatalog`: the non-keep
 moves the rules can produce (``bank``, ``roll``, ...) first, then every keep (a multiset of
-faces; under tap-order rules also a *large straight first* reading of keeps that hold all six
-faces). ``n`` per preset, catalog version 1:
+faces; under tap-order rules a multiset with the combination it locks first, and three
+alternate keeps that fill a straight). ``n`` per preset, with its catalog version:
 
 %CATALOG_SIZES%
 

@@ -56,7 +56,7 @@ selected next is always the player whose decision it is.
 ## Action Space
 
 ``Discrete(n)`` for every agent, the rules' fixed :class:`~greed_env.spaces.catalog.ActionCatalog`
-(non-keep moves first, then keeps). ``n`` per preset, catalog version 1:
+(non-keep moves first, then keeps). ``n`` per preset, with its catalog version:
 
 %CATALOG_SIZES%
 

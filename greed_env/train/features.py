@@ -12,7 +12,7 @@
 * :class:`GreedActorCriticPolicy` is sb3-contrib's masked actor-critic with that head, and
   optionally (``lean_masking``) with :class:`LeanMaskableCategorical`, the same masked
   distribution computed with one log-softmax instead of sb3-contrib's three normalisations,
-  which dominate a PPO update when there are thousands of actions (Progressive: 3,693).
+  which dominate a PPO update when there are thousands of actions (Progressive: 3,696).
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class LeanMaskableCategorical:
     """sb3-contrib's ``MaskableCategorical`` (masked logits at -1e8) with one log-softmax.
 
     sb3-contrib builds a torch ``Categorical`` from the raw logits and again from the masked
-    ones, each normalising them, and its entropy takes a softmax on top: with 3,693 actions and
+    ones, each normalising them, and its entropy takes a softmax on top: with 3,696 actions and
     2,048 positions per minibatch that is most of a PPO update. Here the masked logits are
     normalised once, lazily; ``log_prob``, ``entropy``, ``probs`` and ``sample`` read them.
     The values are the same up to float rounding.
