@@ -7,19 +7,30 @@ Python then installs no handler of its own), so the interrupt is the parent's al
 ``KeyboardInterrupt`` in the parent, whose ``with pool:`` block terminates the workers. The
 parent ignores SIGINT only while it starts the workers (milliseconds: a Ctrl-C in that instant
 is lost, the next one is not).
+
+A parent can also end without reaching its ``with pool:`` exit: killed by SIGTERM (``kill``,
+``pkill``, a job scheduler's time limit) or SIGKILL. Its workers would then go on playing at
+full speed with nobody to report to. Each worker therefore watches its parent: a thread checks
+every :data:`PARENT_CHECK_S` seconds that the process that started it is still its parent, and
+ends the worker when it is not.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from multiprocessing.pool import Pool
 from typing import Any
 
-__all__ = ["sigint_ignored", "spawn_pool"]
+__all__ = ["PARENT_CHECK_S", "sigint_ignored", "spawn_pool"]
+
+PARENT_CHECK_S = 1.0
+"""Seconds between a worker's checks that its parent is alive."""
 
 
 @contextlib.contextmanager
@@ -42,4 +53,18 @@ def spawn_pool(
     """A ``spawn`` pool of ``processes`` workers that leave Ctrl-C to the parent (see the module
     docstring); use it as ``with spawn_pool(k) as pool:``."""
     with sigint_ignored():
-        return mp.get_context("spawn").Pool(processes, initializer, initargs)
+        return mp.get_context("spawn").Pool(processes, _start_worker, (os.getpid(), initializer, initargs))
+
+
+def _start_worker(parent: int, initializer: Callable[..., Any] | None, initargs: tuple[Any, ...]) -> None:
+    """A worker's start: watch the parent (see the module docstring), then the pool's own
+    initializer."""
+    threading.Thread(target=_watch_parent, args=(parent,), name="greed-parent-watch", daemon=True).start()
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(1)  # the parent is gone: nothing will read what this worker computes

@@ -295,3 +295,42 @@ def test_handling_leaves_an_ignored_sigint_ignored() -> None:
             assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended and not yet reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def test_workers_end_when_their_parent_is_killed() -> None:
+    """A parent killed by SIGTERM never reaches its ``with pool:`` exit; its workers notice the
+    parent is gone and end within seconds instead of playing on at full speed."""
+    code = textwrap.dedent("""
+        import time
+        from greed_env.bots.workers import spawn_pool
+        if __name__ == "__main__":
+            pool = spawn_pool(2)
+            pool.map(abs, [1, 2])
+            print(*(p.pid for p in pool._pool), flush=True)
+            pool.apply_async(time.sleep, (600,))
+            time.sleep(600)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=_env(Path(".")))
+    try:
+        assert proc.stdout is not None
+        workers = [int(w) for w in proc.stdout.readline().split()]
+        assert len(workers) == 2 and all(_running(w) for w in workers)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == -signal.SIGTERM
+        deadline = time.monotonic() + 20
+        while any(_running(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_running(w) for w in workers), "a worker outlived its parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
