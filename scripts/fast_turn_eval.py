@@ -33,18 +33,30 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 import numpy as np
 
+from greed_env.bots.loader import load
 from greed_env.bots.numpy_backend import load_policy
-from greed_env.rules import preset
+from greed_env.rules import Rules, preset
 from greed_env.train.teacher import TeacherLabeller, TurnValueArrays
 from greed_env.vector.sb3 import make_sb3_vec_env
 
 
+def _greedy(spec: str, rules: Rules) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The greedy masked actions of a batch under the model or bot ``spec``."""
+    if spec.endswith((".zip", ".npz")):
+        return load_policy(spec, rules).act
+    bot = load(spec, rules=rules)
+    if not hasattr(bot, "act_batch") or not hasattr(bot, "logits"):
+        raise SystemExit(f"{spec}: not a model file or a network bot")
+    return bot.act_batch
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("models", nargs="+", help="model zips")
+    ap.add_argument("models", nargs="+", help="model zips (or .npz policies), or ONNX bot ids / card files")
     ap.add_argument("--rules", default="progressive")
     ap.add_argument("--turns", type=int, default=20_000)
     ap.add_argument("--num-envs", type=int, default=1024)
@@ -61,7 +73,7 @@ def main() -> None:
     optimal = args.optimal
     per_env = -(-args.turns // args.num_envs)
     for path in args.models:
-        policy = load_policy(path, rules)
+        act = _greedy(path, rules)
         venv = make_sb3_vec_env(
             "greed_env/Solitaire-v0",
             args.num_envs,
@@ -80,7 +92,7 @@ def main() -> None:
         unvalued = decisions = 0
         while (counted < per_env).any():
             masks = venv.action_masks()
-            actions = policy.act(obs, masks)
+            actions = act(obs, masks)
             if labeller is not None:
                 for i, got in enumerate(labeller.values(batch.S.copy(), masks)):
                     decisions += 1
