@@ -30,7 +30,17 @@ Trippn's move values need its dice-state tables (17 GB to build): ``--teacher-ar
 reads the turn's value arrays from a file, solved and saved there first (about an hour of CPU
 and 17 GB of memory, in a child process whose memory is freed before training) when missing::
 
-    greed train ppo_teacher_turn --rules trippn --net-width 64 --teacher-arrays trippn_turn.npz
+    greed train ppo_teacher_turn --rules trippn --teacher-arrays trippn_turn.npz --need-readings \
+        --run-name trippn_1
+        # 83.52% of Trippn's optimal turn by the regret estimate (86.25% simulated), 51.5 CPU-min
+    greed train ppo_teacher_turn --rules trippn --teacher-arrays trippn_turn.npz --need-readings \
+        --init-from runs/trippn_1/model.zip --teacher-weight 0 --learning-rate 0.0001 \
+        --ent-coef 0.0005 --total-timesteps 600000 --seed 4 --run-name trippn_4
+        # trippn/ppo-turn-kick: 84.72% by the regret estimate (3,752.9 of 4,429.80), 36.6 CPU-min more
+
+A Trippn turn meets too many positions for ``greed eval --exact``; ``python
+scripts/fast_turn_eval.py MODEL --rules trippn --optimal 4429.8042 --teacher-arrays
+trippn_turn.npz`` measures it by the regret estimate instead.
 
 Run it as ``python training/ppo_teacher_turn.py ARGS`` or ``greed train ppo_teacher_turn ARGS``.
 A run writes ``runs/RULES__turn__EXP__SEED__TIME/`` (``model.zip``, its card ``model.json``

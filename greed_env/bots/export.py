@@ -367,8 +367,9 @@ def _training_field(card: Mapping[str, Any], key: str) -> Any:
 
 def portable_args(args: Mapping[str, Any]) -> dict[str, Any]:
     """A run's arguments as a bot card records them, without machine paths: an absolute
-    ``runs_dir`` becomes ``runs``, an absolute ``init_from`` ``runs/<its run>/<file>``, and any
-    other absolute path its file name (``teacher_arrays``, say)."""
+    ``runs_dir`` becomes ``runs``, an absolute ``init_from`` ``runs/<its run>/<file>`` (or
+    ``runs/<its run>/checkpoints/<file>`` for a checkpoint), and any other absolute path its
+    file name (``teacher_arrays``, say)."""
     out = dict(args)
     for key, value in args.items():
         if not (isinstance(value, str) and Path(value).is_absolute()):
@@ -377,7 +378,8 @@ def portable_args(args: Mapping[str, Any]) -> dict[str, Any]:
         if key == "runs_dir":
             out[key] = "runs"
         elif key == "init_from":
-            out[key] = f"runs/{path.parent.name}/{path.name}"
+            run = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+            out[key] = str(Path("runs", run.name, path.relative_to(run)).as_posix())
         else:
             out[key] = path.name
     return out

@@ -188,3 +188,5 @@ def test_a_card_records_run_arguments_without_machine_paths() -> None:
         "opponent": "threshold-1000",
     }
     assert args["runs_dir"] == "/tmp/x/runs"  # the run's own record is left alone
+    checkpoint = {"init_from": "/tmp/x/runs/trippn_1/checkpoints/step_000001015808.zip"}
+    assert portable_args(checkpoint) == {"init_from": "runs/trippn_1/checkpoints/step_000001015808.zip"}
