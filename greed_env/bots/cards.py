@@ -378,9 +378,7 @@ def check_training_card(card: Mapping[str, Any], rules: Rules | None, where: str
             f"{where}: trained on observation spec v{version}, this greed_env encodes v{OBS_SPEC_VERSION}"
         )
     have = card.get("action_catalog_version")
-    if have is not None and read is not None and have != catalog_version(read) and not (
-        have == 2 and read.carry_over
-    ):
+    if have is not None and read is not None and ActionCatalog(read).size_of_version(have) is None:
         raise CatalogMismatchError(
             f"{where}: trained on action catalog v{have}, this greed_env builds v{catalog_version(read)} "
             "for these rules"
