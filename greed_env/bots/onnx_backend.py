@@ -19,12 +19,15 @@ import numpy as np
 from greed_env.abilities import Abilities, ObservationPolicy
 from greed_env.bots.cards import (
     NEVER,
+    ONNX_INPUT,
+    ONNX_OUTPUT,
     added_actions,
     check_compatible,
     load_card,
     rules_mismatch_message,
 )
 from greed_env.bots.errors import CorruptBotError, MissingDependencyError, RulesMismatchError
+from greed_env.bots.onnx_graph import MAX_ONNX_BYTES, check_graph
 from greed_env.rules.config import Rules
 from greed_env.rules.game import Move, State
 from greed_env.spaces.catalog import ActionCatalog
@@ -76,9 +79,14 @@ class OnnxBot:
     ) -> None:
         """Wrap ``model`` (serialized ONNX bytes) described by ``card``.
 
+        The graph is checked before onnxruntime reads it
+        (:func:`~greed_env.bots.onnx_graph.check_graph`: its size, its operators, its input and
+        output against the card).
+
         Raises:
-            BotLoadError: as :func:`check_compatible`; :class:`CorruptBotError` when onnxruntime
-                cannot parse the graph or its input/output shapes differ from the card.
+            BotLoadError: as :func:`check_compatible`; :class:`CorruptBotError` when the graph
+                is refused by that check, onnxruntime cannot parse it or its input/output
+                shapes differ from the card.
             MissingDependencyError: (a BotLoadError and an ImportError) onnxruntime is not
                 installed (``pip install greed-env[onnx]``; the ``train`` extra includes it).
         """
@@ -94,6 +102,15 @@ class OnnxBot:
         self._added = added_actions(card, self.catalog)
         self._model = bytes(model)
         self._threads = int(threads)
+        onnx_info = card.get("onnx") if isinstance(card.get("onnx"), Mapping) else {}
+        check_graph(
+            self._model,
+            obs_dim=OBS_DIM,
+            num_actions=int(card["num_actions"]),
+            input_name=str(onnx_info.get("input", ONNX_INPUT)),
+            output_name=str(onnx_info.get("output", ONNX_OUTPUT)),
+            where=where,
+        )
         self._session, self._input, self._output = _session(model, threads, where)
         self._check_graph(where)
 
@@ -116,6 +133,11 @@ class OnnxBot:
     ) -> OnnxBot:
         """The bot described by the card file ``card_path`` (its ONNX file lies beside it)."""
         card, onnx_path = load_card(card_path)
+        size = onnx_path.stat().st_size
+        if size > MAX_ONNX_BYTES:  # refused before it is read into memory
+            raise CorruptBotError(
+                f"bot {card['id']}: {onnx_path.name} has {size:,} bytes, more than the {MAX_ONNX_BYTES:,} a bot may have"
+            )
         return cls(card, onnx_path.read_bytes(), rules=rules, where=f"bot {card['id']}", **kwargs)
 
     def _check_graph(self, where: str) -> None:
