@@ -8,7 +8,7 @@ action catalog is the same (six dice either way). The bots were trained for 10,0
 this measures them out of their training distribution; docs/three-player.md says so beside
 every number. Use them through a ``py:`` spec::
 
-    greed benchmark ten_thousand/ffa3-exact --bot py:scripts/reduced_target_bots.py:ppo_turn
+    greed benchmark ten_thousand/ffa3-exact --bot py:scripts/reduced_target_bots.py:ppo_turn --trust-code
 """
 
 from __future__ import annotations

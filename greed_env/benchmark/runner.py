@@ -25,7 +25,7 @@ from greed_env import __version__
 from greed_env.benchmark.tasks import Task
 from greed_env.bots import load
 from greed_env.bots.cards import CARD_FORMAT
-from greed_env.bots.loader import check_seats, spec_card, spec_rules
+from greed_env.bots.loader import check_seats, check_trusted, spec_card, spec_rules
 from greed_env.bots.optimal import optimal_bot
 from greed_env.bots.play import play_game
 from greed_env.bots.spec import parse_spec
@@ -347,13 +347,20 @@ def _run_elo(task: Task, rules: Rules, bot: str, workers: int, progress: Progres
 _RUNNERS = {"turn": _run_turn, "duel": _run_duel, "field": _run_field, "elo": _run_elo}
 
 
-def run_task(task: Task, bot: str, *, workers: int = 1, progress: Progress | None = None) -> TaskResult:
+def run_task(
+    task: Task, bot: str, *, workers: int = 1, progress: Progress | None = None, trust_code: bool = True
+) -> TaskResult:
     """Run ``bot`` (any bot spec) through ``task`` under its fixed protocol.
+
+    ``trust_code=False`` refuses a spec whose bot runs code as it loads (an SB3 ``.zip``,
+    ``py:``; :func:`greed_env.bots.loader.check_trusted`), as ``greed benchmark`` does without
+    ``--trust-code``.
 
     Raises:
         ValueError / LookupError: the bot does not load or does not play the task's rules (the
             message names the bot); nothing is written.
     """
+    check_trusted(bot, trust_code)
     rules = task.rules_object()
     t0 = time.perf_counter()
     result = _RUNNERS[task.kind](task, rules, bot, workers, progress)
@@ -368,11 +375,14 @@ def run_benchmark(
     workers: int = 1,
     progress: Callable[[Task], Progress | None] | None = None,
     on_result: Callable[[TaskResult], None] | None = None,
+    trust_code: bool = True,
 ) -> BenchmarkResult:
-    """Run ``bot`` through every task (in order) and collect the results."""
+    """Run ``bot`` through every task (in order) and collect the results (``trust_code``: as
+    :func:`run_task`)."""
+    check_trusted(bot, trust_code)
     results = []
     for task in tasks:
-        r = run_task(task, bot, workers=workers, progress=progress(task) if progress else None)
+        r = run_task(task, bot, workers=workers, progress=progress(task) if progress else None, trust_code=trust_code)
         results.append(r)
         if on_result is not None:
             on_result(r)

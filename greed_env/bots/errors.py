@@ -11,7 +11,10 @@ Every way a bot can fail to load or to play the rules asked of it raises a :clas
 * :class:`SeatCountError`: a bot made for fewer seats than the game has (the solver's duel
   bots play two-player games only);
 * :class:`MissingDependencyError` (also an ``ImportError``): a bot whose runtime is not
-  installed (onnxruntime for exported bots).
+  installed (onnxruntime for exported bots);
+* :class:`UntrustedCodeError`: a bot that runs code as it loads (an SB3 ``.zip``, a ``py:``
+  spec) asked for where code is not trusted (``trust_code=False``; the commands without
+  ``--trust-code``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ __all__ = [
     "RulesMismatchError",
     "SeatCountError",
     "UnknownBotError",
+    "UntrustedCodeError",
 ]
 
 
@@ -62,3 +66,8 @@ class SeatCountError(BotLoadError):
 class MissingDependencyError(BotLoadError, ImportError):
     """A bot whose runtime package is not installed; the message names the package and the
     ``pip install`` line."""
+
+
+class UntrustedCodeError(BotLoadError):
+    """A bot that runs code as it loads (an SB3 ``.zip`` unpickles, a ``py:`` spec imports),
+    asked for without trusting code; the message names ``--trust-code``."""

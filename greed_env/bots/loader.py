@@ -35,6 +35,14 @@ spec                                bot
 
 Any spec may carry a ``bot:`` prefix. ``rules`` are the rules the bot will play: an optimal
 or trained bot made for other rules is refused at once (:class:`RulesMismatchError`).
+
+Two kinds of spec run code as they load: a ``.zip`` (``MaskablePPO.load`` unpickles, and a
+pickle can run anything) and ``py:`` (an import). ``load(..., trust_code=False)`` refuses them
+with :class:`UntrustedCodeError` before the file is opened; the commands that run bots named
+in files or lists (``greed eval``, ``greed tournament``, ``greed benchmark``) pass
+``trust_code=False`` unless given ``--trust-code``. In Python the default is ``True``: a program
+that names a bot already runs code of its author's choosing, and training, evaluation and the
+examples load their own ``.zip`` models.
 """
 
 from __future__ import annotations
@@ -61,6 +69,7 @@ from greed_env.bots.errors import (
     CorruptBotError,
     RulesMismatchError,
     UnknownBotError,
+    UntrustedCodeError,
 )
 from greed_env.bots.leader import LeaderDuelBot
 from greed_env.bots.numpy_backend import PolicyBot, load_policy
@@ -70,10 +79,36 @@ from greed_env.bots.registry import find_card, ladder_bot, list_bots
 from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.rules import Rules, preset, preset_names
 
-__all__ = ["as_bot", "check_seats", "load", "spec_card", "spec_rules"]
+__all__ = ["as_bot", "check_seats", "check_trusted", "load", "spec_card", "spec_rules"]
+
+TRUST_FLAG = "--trust-code"
+"""The command-line flag that lets a command load bots that run code (:func:`check_trusted`)."""
 
 
-def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot:
+def check_trusted(spec: str | BotSpec, trust_code: bool) -> None:
+    """Refuse a spec whose bot runs code as it loads (:attr:`BotSpec.runs_code`: an SB3 ``.zip``,
+    a ``py:`` spec) unless ``trust_code``; reads no file.
+
+    Raises:
+        UntrustedCodeError: one line naming the spec, why it runs code and ``--trust-code``.
+        UnknownBotError: a spec that does not parse.
+    """
+    parsed = spec if isinstance(spec, BotSpec) else parse_spec(spec)
+    if trust_code or not parsed.runs_code:
+        return
+    what = (
+        "is Python code, imported as it loads"
+        if parsed.kind == "python"
+        else "is an SB3 model, read with pickle, which can run any code in the file"
+    )
+    raise UntrustedCodeError(
+        f"bot {parsed.text!r} {what}; give {TRUST_FLAG} (trust_code=True in Python) to run it if you trust it"
+    )
+
+
+def load(
+    spec: str | BotSpec, rules: Rules | None = None, *, trust_code: bool = True, **options: Any
+) -> Bot:
     """The bot ``spec`` names (see the module docstring), ready to play ``rules``.
 
     Args:
@@ -81,6 +116,8 @@ def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot
         rules: the rules the bot will play. Needed for a bare optimal or exported name and a
             model file without a training card; when given, a bot made for other rules is
             refused.
+        trust_code: False refuses a ``.zip`` or ``py:`` spec, whose loading runs code
+            (:func:`check_trusted`); see the module docstring for the default.
         options: passed to :class:`OnnxBot` for exported bots (``temperature``, ``threads``).
 
     Raises:
@@ -88,6 +125,7 @@ def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot
         UnknownBotError: no such bot or a bad argument (lists what is known).
         RulesMismatchError: the bot was made for other rules than ``rules``.
         MissingDependencyError: an exported bot without onnxruntime installed.
+        UntrustedCodeError: a spec that runs code, with ``trust_code=False``.
         BotLoadError: a file that is corrupt or made for another observation spec or action
             catalog (:mod:`greed_env.bots.errors`).
     """
@@ -97,6 +135,7 @@ def load(spec: str | BotSpec, rules: Rules | None = None, **options: Any) -> Bot
             f"(or a BotSpec), got {spec!r}"
         )
     parsed = spec if isinstance(spec, BotSpec) else parse_spec(spec)
+    check_trusted(parsed, trust_code)
     if parsed.preset and parsed.preset not in preset_names():
         raise UnknownBotError(
             f"unknown bot {parsed.text!r}: no rules preset {parsed.preset!r}; presets: {', '.join(preset_names())}"

@@ -76,6 +76,13 @@ class BotSpec:
     objective: str = ""
     path: str = ""
 
+    @property
+    def runs_code(self) -> bool:
+        """Whether loading the bot runs code that comes with it: a ``py:`` spec imports a
+        module; an SB3 ``.zip`` is read with ``MaskablePPO.load``, which unpickles. Cards,
+        ONNX graphs and ``.npz`` snapshots are data."""
+        return self.kind == "python" or (self.kind == "file" and self.path.lower().endswith(".zip"))
+
 
 def parse_spec(spec: str) -> BotSpec:
     """Read ``spec`` (see the module docstring); files are not opened, presets not checked.

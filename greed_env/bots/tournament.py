@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from greed_env.bots.base import Bot
-from greed_env.bots.loader import load
+from greed_env.bots.loader import check_trusted, load
 from greed_env.bots.optimal import optimal_available
 from greed_env.bots.play import play_game
 from greed_env.bots.spec import parse_spec
@@ -423,6 +423,7 @@ def run_tournament(
     progress: bool = False,
     anchor: str | None = None,
     anchor_elo: float = 1000.0,
+    trust_code: bool = True,
 ) -> TournamentResult:
     """Round robin of two-player games between the bots named by ``bots`` (registry specs).
 
@@ -435,6 +436,9 @@ def run_tournament(
         progress: show a tqdm progress bar on stderr.
         anchor: bot whose Elo is fixed at ``anchor_elo`` (default ``random`` if playing, else
             the first bot).
+        trust_code: False refuses specs whose bots run code as they load (an SB3 ``.zip``,
+            ``py:``; :func:`greed_env.bots.loader.check_trusted`), as ``greed tournament`` does
+            without ``--trust-code``.
 
     Raises:
         ValueError: fewer than two bots, a repeated bot, ``games < 1``, an unknown anchor, or
@@ -450,6 +454,8 @@ def run_tournament(
         raise ValueError(f"games per pair must be >= 1, got {games}")
     if not rules.min_players <= 2 <= rules.max_players:
         raise ValueError(f"{rules.name} does not allow two-player games")
+    for s in specs:
+        check_trusted(s, trust_code)
     for s in specs:
         load(s, rules=rules)
     if anchor is None:

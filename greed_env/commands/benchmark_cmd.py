@@ -40,6 +40,7 @@ from greed_env.benchmark import (
 from greed_env.benchmark.board import board_plan, method_label
 from greed_env.benchmark.runner import beside, format_value, stderr_progress
 from greed_env.bots import BotLoadError, check_seats, load
+from greed_env.bots.loader import check_trusted
 from greed_env.commands.argtypes import (
     OutputPathError,
     check_output_dir,
@@ -113,6 +114,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         tasks = match_tasks(args.tasks)
         out = check_output_dir(args.out, "--out") if args.out else None
+        check_trusted(args.bot, args.trust_code)
         playable = [t for t in tasks if plays_rules_of(args.bot, t)]
     except (UnknownTaskError, OutputPathError, BotLoadError) as exc:
         return _fail(str(exc))
@@ -124,7 +126,7 @@ def _run(args: argparse.Namespace) -> int:
     tasks = playable
     try:  # the bot loads (its runtime installed, its card sound) and fits every table first
 
-        bot = load(args.bot, preset(tasks[0].rules))
+        bot = load(args.bot, preset(tasks[0].rules), trust_code=args.trust_code)
         for task in tasks:
             check_seats(bot, task.seats, args.bot)
     except (BotLoadError, ValueError, LookupError) as exc:
@@ -134,7 +136,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         result = run_benchmark(
             tasks, args.bot, workers=args.workers, progress=_progress(not args.no_progress),
-            on_result=lambda r: print(f"{r.task}: {_value(r)}", file=sys.stderr),
+            on_result=lambda r: print(f"{r.task}: {_value(r)}", file=sys.stderr), trust_code=args.trust_code,
         )
     except (ValueError, LookupError, OSError) as exc:
         return _fail(str(exc))
@@ -160,6 +162,7 @@ def _check(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     bot = args.bot or recorded.bot
     try:
+        check_trusted(bot, args.trust_code)
         digest = bot_digest(bot)
     except BotLoadError as exc:
         return _fail(str(exc))
@@ -171,7 +174,9 @@ def _check(args: argparse.Namespace) -> int:
     for old in recorded.results:
         try:
             task = get_task(old.task)
-            new = run_task(task, bot, workers=args.workers, progress=progress(task) if progress else None)
+            new = run_task(
+                task, bot, workers=args.workers, progress=progress(task) if progress else None, trust_code=args.trust_code
+            )
         except (ValueError, LookupError) as exc:
             return _fail(str(exc))
         same = check_result(old, new)
@@ -211,7 +216,9 @@ def _leaderboard(args: argparse.Namespace) -> int:
         plan = board_plan(args.board, tasks if args.tasks else None) if args.board else [(b, tasks) for b in bots]
         doc = check_output_file(args.leaderboard, "--leaderboard", (".md",))
         folder = check_output_dir(args.results, "--results")
-    except (UnknownTaskError, OutputPathError) as exc:
+        for bot, _ in plan:
+            check_trusted(bot, args.trust_code)
+    except (UnknownTaskError, OutputPathError, BotLoadError) as exc:
         return _fail(str(exc))
     folder.mkdir(parents=True, exist_ok=True)
     collected = []
@@ -240,7 +247,10 @@ def _leaderboard(args: argparse.Namespace) -> int:
             except BotLoadError as exc:
                 return _fail(str(exc))
             try:
-                r = run_task(task, bot, workers=args.workers, progress=progress(task) if progress else None)
+                r = run_task(
+                    task, bot, workers=args.workers, progress=progress(task) if progress else None,
+                    trust_code=args.trust_code,
+                )
             except (ValueError, LookupError) as exc:
                 print(f"greed benchmark: {bot} on {task.id}: skipped ({exc})", file=sys.stderr)
                 continue
@@ -297,4 +307,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--results", default="leaderboard", metavar="DIR", help="with --leaderboard: per-bot result files (reused; the board shows them all)")
     p.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--trust-code",
+        action="store_true",
+        help="load bots that run code as they load: an SB3 .zip (pickle) or py:MODULE:ATTR, as --bot or "
+        "named in a --check result; refused without it",
+    )
     p.set_defaults(func=_main)

@@ -238,6 +238,7 @@ def _tournament(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=not args.no_progress,
             anchor=args.anchor,
+            trust_code=args.trust_code,
         )
     except (BotLoadError, ValueError, LookupError) as exc:
         return _fail("tournament", str(exc))
@@ -308,5 +309,10 @@ def register(subparsers: Any) -> None:
     t.add_argument("--seed", type=seed_int, default=0, metavar="S", help="root seed (results depend only on it)")
     t.add_argument("--out", default=None, metavar="DIR", help="write Markdown and CSV here")
     t.add_argument("--anchor", default=None, metavar="BOT", help="bot fixed at Elo 1000 (default random)")
+    t.add_argument(
+        "--trust-code",
+        action="store_true",
+        help="load bots that run code as they load: an SB3 .zip (pickle) or py:MODULE:ATTR; refused without it",
+    )
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     t.set_defaults(func=_tournament)

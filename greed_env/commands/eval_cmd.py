@@ -21,7 +21,7 @@ from typing import Any
 from greed_env.abilities import abilities_of
 from greed_env.bots.base import Bot
 from greed_env.bots.errors import BotLoadError
-from greed_env.bots.loader import load
+from greed_env.bots.loader import check_trusted, load
 from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.commands.argtypes import (
     OutputPathError,
@@ -54,6 +54,8 @@ def _run_eval(ns: argparse.Namespace) -> int:
 
     try:
         spec = parse_spec(ns.bot)
+        check_trusted(spec, ns.trust_code)
+        check_trusted(ns.opponent, ns.trust_code)
         rules, bot = _rules_and_bot(spec, ns)
         card = abilities_of(bot).card
         objective = ns.objective or _objective_from_card(card) or "turn"
@@ -78,6 +80,7 @@ def _run_eval(ns: argparse.Namespace) -> int:
                 progress=bar.update_to if bar else None,
                 exact=ns.exact,
                 label=spec.text,
+                trust_code=ns.trust_code,
             )
         finally:
             if bar:
@@ -114,11 +117,11 @@ def _rules_and_bot(spec: BotSpec, ns: argparse.Namespace) -> tuple[Rules, Bot]:
         RulesError: a bad ``--rules`` or ``--set``.
     """
     if ns.rules is None and (spec.preset or spec.kind == "file"):
-        bot = load(spec)
+        bot = load(spec, trust_code=ns.trust_code)
         rules = rules_from_args(abilities_of(bot).rules or DEFAULT_RULES, ns.set)
         return rules, bot
     rules = rules_from_args(ns.rules or DEFAULT_RULES, ns.set)
-    return rules, resolve_bot(spec, rules, ns.objective or "turn")
+    return rules, resolve_bot(spec, rules, ns.objective or "turn", trust_code=ns.trust_code)
 
 
 def _objective_from_card(card: Mapping[str, Any] | None) -> str | None:
@@ -222,6 +225,11 @@ def register(subparsers: Any) -> None:
         "--exact",
         action="store_true",
         help="objective turn: also compute the bot's exact expected turn score by enumerating every roll (deterministic bots)",
+    )
+    ev.add_argument(
+        "--trust-code",
+        action="store_true",
+        help="load bots that run code as they load: an SB3 .zip (pickle) or py:MODULE:ATTR; refused without it",
     )
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
     ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")

@@ -22,19 +22,22 @@ __all__ = ["BotSource", "bot_label", "resolve_bot"]
 BotSource = str | os.PathLike | BotSpec | Bot
 
 
-def resolve_bot(source: BotSource, rules: Rules, objective: str) -> Bot:
+def resolve_bot(source: BotSource, rules: Rules, objective: str, *, trust_code: bool = True) -> Bot:
     """The bot ``source`` names, to be measured on ``objective`` under ``rules``.
+
+    ``trust_code=False`` refuses a spec whose bot runs code as it loads (a ``.zip``, ``py:``;
+    :func:`greed_env.bots.loader.check_trusted`); a bot object is the caller's own.
 
     Raises:
         greed_env.bots.BotLoadError: an unknown spec, or a file that is missing, corrupt or
-            made for other rules.
+            made for other rules; :class:`~greed_env.bots.errors.UntrustedCodeError` as above.
         ValueError: an object that is no bot.
     """
     if isinstance(source, BotSpec | str | os.PathLike):
         spec = source if isinstance(source, BotSpec) else parse_spec(os.fspath(source))
         if spec.kind == "optimal" and not spec.preset and spec.objective == objective:
             return solver_bot(rules, objective, spec.text, table_rules=yardstick_rules(rules, objective))
-        return load(spec, rules)
+        return load(spec, rules, trust_code=trust_code)
     return as_bot(source, rules)
 
 

@@ -235,6 +235,7 @@ def evaluate(
     exact_max_positions: int | None = None,
     vector: bool = True,
     label: str | None = None,
+    trust_code: bool = True,
 ) -> EvalResult:
     """Play ``episodes`` episodes of ``objective`` with ``bot`` and measure it.
 
@@ -266,6 +267,10 @@ def evaluate(
             in the numba engine (:func:`vector_duel_values`: 20-30 times faster with a policy,
             other dice streams from the same seed); False: every game in Python environments.
         label: what the result calls the bot (default: the spec as given, else its name).
+        trust_code: False refuses a bot or opponent spec that runs code as it loads (an SB3
+            ``.zip``, ``py:``), as ``greed eval`` does without ``--trust-code``
+            (:func:`greed_env.bots.loader.check_trusted`). True by default: a Python caller
+            names its own bots.
 
     Raises:
         ValueError: unknown objective, an episode count outside ``1..MAX_EPISODES``, or ``exact``
@@ -273,11 +278,12 @@ def evaluate(
         RulesMismatchError: (a BotLoadError) a bot made for other rules.
         SeatCountError: (a ValueError) a duel of more than two seats with a bot or opponent
             made for two-player games (the optimal duel bot).
+        UntrustedCodeError: (a BotLoadError) a spec that runs code, with ``trust_code=False``.
     """
     episodes = _checked_arguments(objective, episodes, workers, seed, exact)
     regret_n = min(episodes, 2000 if regret_episodes is None else max(0, regret_episodes))
     t0 = time.perf_counter()
-    the_bot, name, opp, opp_name = _seated_bots(bot, label, opponent, rules, objective, num_players)
+    the_bot, name, opp, opp_name = _seated_bots(bot, label, opponent, rules, objective, num_players, trust_code)
     optimal, regret_n = _yardstick(rules, objective, num_players, regret_n)
     python_n = episodes
     if vector and objective == "duel" and num_players == 2 and vector_duel_supported(the_bot, opp, rules):
@@ -348,17 +354,23 @@ def _checked_arguments(objective: str, episodes: int | None, workers: int, seed:
 
 
 def _seated_bots(
-    bot: BotSource, label: str | None, opponent: BotSource, rules: Rules, objective: str, num_players: int
+    bot: BotSource,
+    label: str | None,
+    opponent: BotSource,
+    rules: Rules,
+    objective: str,
+    num_players: int,
+    trust_code: bool = True,
 ) -> tuple[Bot, str, Any, str]:
     """The bot measured and its label, the duel opponent (None otherwise) and its label, each
     checked against what it declares (:func:`~greed_env.bots.base.check_rules`,
     :func:`~greed_env.bots.base.check_seats`)."""
-    the_bot = resolve_bot(bot, rules, objective)
+    the_bot = resolve_bot(bot, rules, objective, trust_code=trust_code)
     name = label or bot_label(bot, the_bot)
     check_rules(the_bot, rules, name)
     if objective != "duel":
         return the_bot, name, None, ""
-    opp = resolve_bot(opponent, rules, "duel")
+    opp = resolve_bot(opponent, rules, "duel", trust_code=trust_code)
     opp_name = bot_label(opponent, opp)
     check_rules(opp, rules, opp_name)
     check_seats(the_bot, num_players, name)

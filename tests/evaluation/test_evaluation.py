@@ -178,7 +178,7 @@ def test_cli_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     summary = json.loads(capsys.readouterr().out)
     assert summary["episodes"] == 200 and summary["objective"] == "turn"
     assert (tmp_path / "rep" / "report.md").is_file()
-    rc = main(["eval", str(tmp_path / "nope.zip"), "--episodes", "10", "--no-progress"])
+    rc = main(["eval", str(tmp_path / "nope.zip"), "--episodes", "10", "--no-progress", "--trust-code"])
     assert rc == 2
     assert "does not exist" in capsys.readouterr().err
 
