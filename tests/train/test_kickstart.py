@@ -95,18 +95,47 @@ def _model(cls: type, weight: float, until: int, recorder: bool = True, learning
     return model, rec
 
 
-def test_update_with_weight_zero_is_exactly_maskable_ppo() -> None:
+def _record_updates(model: KickstartPPO, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, float]]:
+    """The updates ``model`` makes from now on, as (steps done, teacher weight): weight 0.0 for
+    MaskablePPO's own ``train``, the term's weight for an update with the distillation term."""
+    updates: list[tuple[int, float]] = []
+    plain_train, with_teacher = MaskablePPO.train, model._train_with_teacher
+
+    def plain(self: MaskablePPO) -> None:
+        updates.append((self.num_timesteps, 0.0))
+        plain_train(self)
+
+    def distilled(weight: float) -> None:
+        updates.append((model.num_timesteps, weight))
+        with_teacher(weight)
+
+    monkeypatch.setattr(MaskablePPO, "train", plain)
+    monkeypatch.setattr(model, "_train_with_teacher", distilled)
+    return updates
+
+
+def test_the_term_anneals_away_then_each_update_is_exactly_maskable_ppo(monkeypatch: pytest.MonkeyPatch) -> None:
     torch.set_num_threads(1)
     plain, _ = _model(MaskablePPO, 0.0, 0)
     plain.learn(3 * 128)
-    kick, _ = _model(KickstartPPO, 1.0, 256)  # the term is on for the first update only (weight 0.5)
+    kick, _ = _model(KickstartPPO, 1.0, 256)
+    updates = _record_updates(kick, monkeypatch)
     kick.learn(3 * 128)
+    monkeypatch.undo()
+    # the term is on for the first update only, at the schedule's weight after 128 of 256
+    # steps; from step 256 on each update is MaskablePPO's own and labels nothing
+    assert updates == [(128, 0.5), (256, 0.0), (384, 0.0)]
+    assert kick.label_seconds > 0.0  # the first update's positions were labelled
+    weights = []
+    for steps in (0, 64, 128, 255, 256, 10**6):
+        kick.num_timesteps = steps
+        weights.append(kick.teacher_weight())
+    assert weights == [1.0, 0.75, 0.5, pytest.approx(1 / 256), 0.0, 0.0]
     off, _ = _model(KickstartPPO, 0.0, 0)
     off.learn(3 * 128)
     ref = plain.policy.state_dict()
     for name, value in off.policy.state_dict().items():
         assert torch.equal(value, ref[name]), name  # no teacher: MaskablePPO's update, bit for bit
-    assert any(not torch.equal(v, ref[k]) for k, v in kick.policy.state_dict().items())
 
 
 def test_teacher_term_raises_agreement_with_the_teacher() -> None:
