@@ -22,18 +22,30 @@ The record lives below the solver, so that the solver's own bots declare theirs 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from greed_env.rules.config import Rules
+from greed_env.rules.game import Move, State
 
 if TYPE_CHECKING:
     from greed_env.spaces.catalog import ActionCatalog
 
-__all__ = ["Abilities", "DeclaresAbilities", "NativePlay", "ObservationPolicy", "abilities_of"]
+__all__ = [
+    "Abilities",
+    "DeclaresAbilities",
+    "MoveProbabilities",
+    "NativePlay",
+    "ObservationPolicy",
+    "abilities_of",
+]
+
+MoveProbabilities = Callable[[Rules, State], Sequence[tuple[Move, float]]]
+"""``move_probabilities(rules, state)``: the legal moves a sampling bot may play in ``state``
+with the probability of each (summing to 1), the distribution its ``act`` draws from."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +103,11 @@ class Abilities:
             number); a game of another size refuses it before the first move.
         policy: its moves as a batched observation policy, when it has one and plays it
             deterministically (a greedy network); None: asked one position at a time.
+        move_probabilities: for a bot that draws its moves from the generator (the random
+            bot, a network sampling at a temperature, a ladder rung), the distribution it
+            draws from in a position (:data:`MoveProbabilities`); what an exact evaluation
+            weights each move by. None: the bot's move does not depend on the generator, or
+            it does not say (an exact evaluation then checks).
         native: the numba kernels' version of the bot, when they have one.
         card: the card it was made from, when it has one (an exported bot's card, a trained
             model's training card): its rules, objective, training run and measured strength.
@@ -100,6 +117,7 @@ class Abilities:
     min_players: int = 1
     max_players: int | None = None
     policy: ObservationPolicy | None = None
+    move_probabilities: MoveProbabilities | None = None
     native: NativePlay | None = None
     card: Mapping[str, Any] | None = None
 

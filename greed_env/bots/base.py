@@ -113,15 +113,35 @@ class RandomBot:
     name: str = "random"
 
     def abilities(self) -> Abilities:
-        """Any rules and seats; the numba kernels play it too (while :meth:`act` is this one:
-        a subclass that plays otherwise declares its own)."""
-        return Abilities(native=NativePlay("random") if type(self).act is RandomBot.act else None)
+        """Any rules and seats; its move distribution (:meth:`move_probabilities`), and the
+        numba kernels play it too (while :meth:`act` is this one: a subclass that plays
+        otherwise declares its own)."""
+        if type(self).act is not RandomBot.act:
+            return Abilities()
+        return Abilities(move_probabilities=self.move_probabilities, native=NativePlay("random"))
+
+    def move_probabilities(self, rules: Rules, state: State) -> list[tuple[Move, float]]:
+        """Every legal move with the same probability: what :meth:`act` draws from.
+
+        >>> from greed_env.rules import preset, new_game, apply_roll
+        >>> r = preset("ten_thousand")
+        >>> s = apply_roll(r, new_game(r, 2, first_player=0), (1, 5, 2, 2, 3, 4))
+        >>> [(str(m), round(p, 3)) for m, p in RandomBot().move_probabilities(r, s)]
+        [('keep:5', 0.333), ('keep:1', 0.333), ('keep:1,5', 0.333)]
+        """
+        moves = _legal(rules, state)
+        return [(m, 1.0 / len(moves)) for m in moves]
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
-        moves = legal_moves(rules, state)
-        if not moves:
-            raise ValueError("no legal moves: the position is a chance node or the game is over")
+        moves = _legal(rules, state)
         return moves[int(rng.integers(len(moves)))]
+
+
+def _legal(rules: Rules, state: State) -> list[Move]:
+    moves = legal_moves(rules, state)
+    if not moves:
+        raise ValueError("no legal moves: the position is a chance node or the game is over")
+    return moves
 
 
 KeepStyle = str  # "max-score" | "keep-most" | "keep-fewest"

@@ -175,19 +175,41 @@ class OnnxBot:
             return int(masked_argmax(logits, action_mask))
         if rng is None:
             raise ValueError("a sampling OnnxBot (temperature > 0) needs a generator")
+        p = self._sampling_probabilities(logits, action_mask)
+        return int(rng.choice(len(p), p=p))
+
+    def _sampling_probabilities(self, logits: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The masked softmax of ``logits / temperature`` (``temperature > 0``): the
+        probability of each action id, 0 for the illegal ones."""
         legal = np.asarray(action_mask).astype(bool)
         if not legal.any():
             raise ValueError("a position without legal actions (chance node or game over)")
         z = np.where(legal, logits.astype(np.float64) / self.temperature, -np.inf)
         p = np.exp(z - z.max())
-        p /= p.sum()
-        return int(rng.choice(len(p), p=p))
+        return p / p.sum()
+
+    def move_probabilities(self, rules: Rules, state: State) -> list[tuple[Move, float]]:
+        """The legal moves of ``state`` with the probability a sampling bot (``temperature > 0``)
+        plays each, what :meth:`act` draws from; greedy, its move with probability 1.
+
+        Raises:
+            RulesMismatchError: ``rules`` differ from the rules the bot was trained for.
+        """
+        self.check_rules(rules)
+        mask, moves = self.catalog.legal(state)
+        logits = self.logits(encode_observation(rules, state))
+        if self.temperature == 0.0:
+            return [(moves[int(masked_argmax(logits, mask))], 1.0)]
+        p = self._sampling_probabilities(logits, mask)
+        return [(move, float(p[a])) for a, move in moves.items() if p[a] > 0.0]
 
     def abilities(self) -> Abilities:
         """Its rules only; greedy (``temperature=0``), a deterministic observation policy
-        (:meth:`act_batch`); sampling, one position at a time; its card."""
-        policy = ObservationPolicy(self.act_batch, self.catalog) if self.temperature == 0.0 else None
-        return Abilities(rules=self.rules, policy=policy, card=self.card)
+        (:meth:`act_batch`); sampling, one position at a time, and the distribution it draws
+        from (:meth:`move_probabilities`); its card."""
+        if self.temperature == 0.0:
+            return Abilities(rules=self.rules, policy=ObservationPolicy(self.act_batch, self.catalog), card=self.card)
+        return Abilities(rules=self.rules, move_probabilities=self.move_probabilities, card=self.card)
 
     def check_rules(self, rules: Rules) -> None:
         """Raise :class:`RulesMismatchError` unless ``rules`` are the bot's rules."""

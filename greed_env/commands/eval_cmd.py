@@ -224,7 +224,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument(
         "--exact",
         action="store_true",
-        help="objective turn: also compute the bot's exact expected turn score by enumerating every roll (deterministic bots)",
+        help="objective turn: also compute the bot's exact expected turn score by enumerating every roll (deterministic bots, and bots that declare their move probabilities)",
     )
     ev.add_argument(
         "--trust-code",

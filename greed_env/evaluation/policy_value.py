@@ -1,13 +1,21 @@
-"""Exact value of a deterministic bot's one-turn play, by enumerating every roll it can meet.
+"""Exact value of a bot's one-turn play, by enumerating every roll it can meet.
 
 Simulation measures a bot's mean turn score with a standard error of about 540 / sqrt(n)
 points (ten_thousand), so telling 99.5% from 99% of the optimum (a 3-point gap) would need
-hundreds of thousands of turns. A deterministic policy needs no sampling at all: from the
-start of a turn, every chance node is expanded into its exact roll distribution
-(:func:`~greed_env.rules.chance_outcomes`), the bot is asked once for its move at every
-decision it can reach (in batches, so a neural policy runs one forward pass per wave), and the
-resulting graph is solved for its expected banked points. The result is the expectation the
-simulation estimates, to floating-point accuracy.
+hundreds of thousands of turns. Enumeration needs no sampling at all: from the start of a turn,
+every chance node is expanded into its exact roll distribution
+(:func:`~greed_env.rules.chance_outcomes`), every decision the bot can reach into its move (a
+deterministic bot, asked once, in batches where it declares a batched policy, so a neural
+policy runs one forward pass per wave) or its moves with their probabilities (a bot that
+samples and declares the distribution it draws from,
+:attr:`~greed_env.abilities.Abilities.move_probabilities`: the random bot, a network at a
+temperature, a ladder rung), and the resulting graph is solved for its expected banked points.
+The result is the expectation the simulation estimates, to floating-point accuracy.
+
+A bot that declares neither a batched policy nor its move probabilities is asked about every
+decision twice, with two generators of different seeds; a move that changes with the generator
+is refused (:class:`SamplingBotError`): valuing one draw as the bot's play would be a wrong
+answer, not an approximation.
 
 The turn is the one of ``Solitaire-v0``'s ``turn`` objective: a single player already on the
 board, banked score 0, one turn; its value counts turns whose first roll scores nothing as 0,
@@ -26,27 +34,37 @@ to a fixed point rather than one backward pass.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from greed_env.bots.base import Bot
+from greed_env.abilities import Abilities, abilities_of
+from greed_env.bots.base import Bot, check_rules
 from greed_env.bots.play import batch_moves
 from greed_env.rules import Phase, Rules, State, apply, apply_roll, chance_outcomes, new_game
-from greed_env.rules.game import is_chance
+from greed_env.rules.game import Move, is_chance
 
-__all__ = ["EnumerationLimit", "TurnValue", "turn_value"]
+__all__ = ["EnumerationLimit", "SamplingBotError", "TurnValue", "turn_value"]
 
 _ROLL_RNG_SEED = 0
+_SUM_TOL = 1e-6  # how far a declared distribution's probabilities may sum from 1
 
 
 class EnumerationLimit(ValueError):
     """The bot's play reaches more positions than the enumeration was allowed to visit."""
 
 
+class SamplingBotError(ValueError):
+    """The bot's move changes with its generator and it declares no distribution to weight its
+    moves by (:attr:`~greed_env.abilities.Abilities.move_probabilities`), or it declares one
+    that is not a distribution."""
+
+
 @dataclass(frozen=True)
 class TurnValue:
-    """The exact expected points of one turn under a bot's (deterministic) play.
+    """The exact expected points of one turn under a bot's play.
 
     Attributes:
         value: expected points banked in the turn (first-roll busts count as 0).
@@ -54,6 +72,7 @@ class TurnValue:
         cap_points: the cap used.
         positions: distinct positions enumerated (chance and decision).
         decisions: distinct decision positions the bot was asked about.
+        edges: transitions of the graph (a roll, a move), what the solve iterates over.
         sweeps: fixed-point iterations of the solve (one more than the longest chain on a
             graph without cycles).
     """
@@ -64,6 +83,7 @@ class TurnValue:
     positions: int
     decisions: int
     sweeps: int
+    edges: int = 0
 
 
 def _key(s: State) -> State:
@@ -83,19 +103,25 @@ def turn_value(
 ) -> TurnValue:
     """Exact expected points of one turn played by ``bot`` (see the module docstring).
 
-    ``bot`` must be deterministic (greedy policies, the solver's bots, threshold bots): it is
-    asked once per position and that move is taken as its play there. ``rng`` is passed to
-    bots that take one (default: a fixed-seed generator). A near-optimal ten_thousand policy
-    meets about 200,000 positions (10-20 s of CPU); an untrained one that keeps rolling meets
-    every turn total up to the cap, hence ``max_positions``.
+    A deterministic bot (greedy policies, the solver's bots, threshold bots) is asked once per
+    position and that move is its play there; a bot that samples is valued by the distribution
+    it declares (:attr:`~greed_env.abilities.Abilities.move_probabilities`), each move weighted
+    by its probability. ``rng`` is passed to bots that take one (default: a fixed-seed
+    generator). A near-optimal ten_thousand policy meets about 200,000 positions (10-20 s of
+    CPU); the random bot on farkle about 1.2 million (about a minute); an untrained policy
+    that keeps rolling meets every turn total up to the cap, hence ``max_positions``.
 
     Raises:
         EnumerationLimit: more than ``max_positions`` positions.
+        SamplingBotError: (a ValueError) the bot's move changes with the generator and it
+            declares no move probabilities, or its declared probabilities are no distribution.
+        RulesMismatchError: the bot declares other rules.
         ValueError: ``cap_points`` not positive, or the solve does not converge in
             ``max_sweeps`` (a policy that can cycle forever without risk).
     """
     if cap_points <= 0:
         raise ValueError(f"cap_points must be positive, got {cap_points}")
+    check_rules(bot, rules)
     rng = rng if rng is not None else np.random.default_rng(_ROLL_RNG_SEED)
     solo = rules if rules.min_players <= 1 else rules.replace(min_players=1)
     start = new_game(solo, 1)._replace(entered=(True,))
@@ -109,6 +135,7 @@ def turn_value(
         positions=len(graph.reward),
         decisions=decisions,
         sweeps=sweeps,
+        edges=len(graph.probs),
     )
 
 
@@ -117,7 +144,7 @@ class _TurnGraph:
 
     Every position is a node: terminal ones (the turn is over, or its total reached the cap)
     carry their banked points, the others the probability-weighted edges to what follows them
-    (a chance node: one edge per roll; a decision: one edge, the bot's move).
+    (a chance node: one edge per roll; a decision: one edge per move the bot may play).
     """
 
     def __init__(self, start: State, cap_points: int, max_positions: int) -> None:
@@ -181,7 +208,12 @@ class _TurnGraph:
     def expand(self, bot: Bot, rules: Rules, rng: np.random.Generator, batch: int) -> int:
         """Expand every position the turn reaches: chance nodes into their exact roll
         distribution, decisions by asking ``bot`` in waves of ``batch`` positions (one batched
-        call per wave). Returns the number of decisions asked."""
+        call per wave). Returns the number of decisions asked.
+
+        Raises:
+            SamplingBotError: see :func:`turn_value`.
+        """
+        declared = abilities_of(bot)
         chance: list[State] = [self.start]
         decision: list[State] = []
         decisions = 0
@@ -194,8 +226,10 @@ class _TurnGraph:
             if decision:
                 wave, decision = decision[:batch], decision[batch:]
                 decisions += len(wave)
-                for s, move in zip(wave, batch_moves(bot, rules, wave, rng), strict=True):
-                    self._edge(self.index[_key(s)], apply(rules, s, move), 1.0, chance, decision)
+                for s, moves in zip(wave, _wave_moves(bot, declared, rules, wave, rng), strict=True):
+                    i = self.index[_key(s)]
+                    for move, p in moves:
+                        self._edge(i, apply(rules, s, move), p, chance, decision)
         return decisions
 
     def solve(self, tol: float, max_sweeps: int) -> tuple[float, float, int]:
@@ -226,3 +260,53 @@ class _TurnGraph:
             f"the turn values did not converge in {max_sweeps} sweeps: the policy can keep "
             "rolling without risk forever"
         )
+
+
+def _wave_moves(
+    bot: Bot, declared: Abilities, rules: Rules, wave: Sequence[State], rng: np.random.Generator
+) -> list[list[tuple[Move, float]]]:
+    """The moves of ``bot`` in each position of ``wave`` with their probabilities: its declared
+    distribution, else its one move (a declared batched policy: one call for the wave; any
+    other bot asked twice, with ``rng`` and with a generator spawned from it, and refused
+    where the two moves differ).
+
+    Raises:
+        SamplingBotError: see :func:`turn_value`.
+    """
+    if declared.move_probabilities is not None:
+        return [_distribution(bot, declared.move_probabilities(rules, s)) for s in wave]
+    moves = batch_moves(bot, rules, wave, rng)
+    if declared.policy is None:
+        other = rng.spawn(1)[0]
+        for s, move in zip(wave, moves, strict=True):
+            again = bot.act(rules, s, other)
+            if again != move:
+                raise SamplingBotError(
+                    f"bot {bot.name!r} plays {move} or {again} in the same position, as its random "
+                    "generator draws, and declares no move probabilities "
+                    "(Abilities.move_probabilities) to weight them by: its exact value cannot be "
+                    "enumerated; measure it by simulation"
+                )
+    return [[(move, 1.0)] for move in moves]
+
+
+def _distribution(bot: Bot, pairs: Sequence[tuple[Move, float]]) -> list[tuple[Move, float]]:
+    """The declared ``(move, probability)`` pairs, checked, without the moves of probability 0
+    and scaled to sum to exactly 1.
+
+    Raises:
+        SamplingBotError: a probability that is negative or not finite, or a sum that is not 1.
+    """
+    out: list[tuple[Move, float]] = []
+    total = 0.0
+    for move, p in pairs:
+        p = float(p)
+        if not (math.isfinite(p) and p >= 0.0):
+            raise SamplingBotError(f"bot {bot.name!r} declares probability {p!r} for the move {move}")
+        if p > 0.0:
+            out.append((move, p))
+            total += p
+    if abs(total - 1.0) > _SUM_TOL:
+        moves = ", ".join(str(m) for m, _ in pairs) or "no moves"
+        raise SamplingBotError(f"bot {bot.name!r} declares move probabilities summing to {total:.9g}, not 1 ({moves})")
+    return [(move, p / total) for move, p in out]

@@ -256,8 +256,8 @@ def evaluate(
         progress: called with 0 when the episodes start (every check passed), then with the
             number of finished episodes after each finished chunk.
         exact: ``turn`` only: also compute the bot's exact expected turn score by enumerating
-            every roll it can meet (:func:`greed_env.evaluation.policy_value.turn_value`; the bot
-            must be deterministic; seconds to a minute of CPU).
+            every roll it can meet (:func:`greed_env.evaluation.policy_value.turn_value`; a bot
+            that samples must declare its move probabilities; seconds to a minute of CPU).
         exact_max_positions: with ``exact``, give up the exact value (None in the result)
             when the bot's turns reach more positions than this (an untrained policy that
             keeps rolling); None: no limit below the enumeration's own (an error).
@@ -274,7 +274,9 @@ def evaluate(
 
     Raises:
         ValueError: unknown objective, an episode count outside ``1..MAX_EPISODES``, or ``exact``
-            with an objective other than ``turn``.
+            with an objective other than ``turn``; with ``exact``, a bot whose move changes with
+            its generator and that declares no move probabilities
+            (:class:`~greed_env.evaluation.policy_value.SamplingBotError`, before any episode).
         RulesMismatchError: (a BotLoadError) a bot made for other rules.
         SeatCountError: (a ValueError) a duel of more than two seats with a bot or opponent
             made for two-player games (the optimal duel bot).
@@ -284,6 +286,8 @@ def evaluate(
     regret_n = min(episodes, 2000 if regret_episodes is None else max(0, regret_episodes))
     t0 = time.perf_counter()
     the_bot, name, opp, opp_name = _seated_bots(bot, label, opponent, rules, objective, num_players, trust_code)
+    if exact:
+        _probe_exact(the_bot, rules)
     optimal, regret_n = _yardstick(rules, objective, num_players, regret_n)
     python_n = episodes
     if vector and objective == "duel" and num_players == 2 and vector_duel_supported(the_bot, opp, rules):
@@ -452,6 +456,20 @@ def _estimates(
     if objective == "duel" and ep_regret.size and against_optimal_duel:
         return score, mean_ci(ep_regret).scaled(-1.0, optimal)
     return score, None
+
+
+_PROBE_POSITIONS = 5_000
+"""Positions the enumeration of an exact turn value visits before the episodes, so that a bot
+it refuses (:class:`~greed_env.evaluation.policy_value.SamplingBotError`) is refused first."""
+
+
+def _probe_exact(bot: Bot, rules: Rules) -> None:
+    """The start of the bot's exact turn value: raises what the enumeration would raise about
+    the bot within its first :data:`_PROBE_POSITIONS` positions."""
+    try:
+        turn_value(bot, rules, max_positions=_PROBE_POSITIONS)
+    except EnumerationLimit:
+        pass
 
 
 def _exact_turn_value(bot: Bot, rules: Rules, max_positions: int | None) -> TurnValue | None:

@@ -116,14 +116,29 @@ class LadderBot:
 
     def abilities(self) -> Abilities:
         """The rules of its table only, two-player games only (the duel table's win
-        probabilities)."""
-        return Abilities(rules=self.rules, min_players=2, max_players=2)
+        probabilities); the distribution it draws its moves from (:meth:`move_probabilities`)."""
+        return Abilities(
+            rules=self.rules, min_players=2, max_players=2, move_probabilities=self.move_probabilities
+        )
 
     def probabilities(self, rules: Rules, state: State) -> dict[Move, float]:
         """The probability of each legal move in ``state`` (one move gets 1 where the duel
         table gives no values)."""
         moves, probs, _ = self._choice(rules, state)
         return {m: float(p) for m, p in zip(moves, probs, strict=True)}
+
+    def move_probabilities(self, rules: Rules, state: State) -> list[tuple[Move, float]]:
+        """:meth:`probabilities` as ``(move, probability)`` pairs, what :meth:`act` draws from.
+
+        Raises:
+            SolverError: ``rules`` are not the bot's rules.
+        """
+        self._check_rules(rules)
+        return list(self.probabilities(rules, state).items())
+
+    def _check_rules(self, rules: Rules) -> None:
+        if rules.fingerprint != self.rules.fingerprint:
+            raise SolverError(f"bot {self.name} plays {self.rules.name} ({self.rules.fingerprint}), not {rules.name}")
 
     def expected_regret(self, rules: Rules, state: State) -> float:
         """Expected loss of win probability of this bot's choice in ``state`` against the best
@@ -154,8 +169,7 @@ class LadderBot:
         Raises:
             SolverError: ``rules`` are not the bot's rules.
         """
-        if rules.fingerprint != self.rules.fingerprint:
-            raise SolverError(f"bot {self.name} plays {self.rules.name} ({self.rules.fingerprint}), not {rules.name}")
+        self._check_rules(rules)
         moves, probs, _ = self._choice(rules, state)
         return _draw(moves, probs, rng)
 
