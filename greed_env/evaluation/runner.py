@@ -3,6 +3,7 @@ processes, and :func:`evaluate`, the entry point."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import pickle
@@ -466,10 +467,8 @@ it refuses (:class:`~greed_env.evaluation.policy_value.SamplingBotError`) is ref
 def _probe_exact(bot: Bot, rules: Rules) -> None:
     """The start of the bot's exact turn value: raises what the enumeration would raise about
     the bot within its first :data:`_PROBE_POSITIONS` positions."""
-    try:
+    with contextlib.suppress(EnumerationLimit):
         turn_value(bot, rules, max_positions=_PROBE_POSITIONS)
-    except EnumerationLimit:
-        pass
 
 
 def _exact_turn_value(bot: Bot, rules: Rules, max_positions: int | None) -> TurnValue | None:
