@@ -659,6 +659,25 @@ function prepare(node, constants) {
   return null;
 }
 
+/** The logits of a batch: each node in turn, from the initializers and the observations. */
+function runPlan({ constants, input, output, steps }, obs, batch) {
+  const data = obs instanceof Float32Array ? obs : Float32Array.from(obs);
+  if (!Number.isInteger(batch) || batch < 1 || data.length !== batch * input.dim) {
+    throw new Error(`ONNX run: ${data.length} values are not ${batch} observations of ${input.dim}`);
+  }
+  const values = new Map(constants);
+  values.set(input.name, tensor(FLOAT, [batch, input.dim], data));
+  for (const { node, op, packed } of steps) {
+    const args = node.inputs.map((name) => (name ? values.get(name) : null));
+    values.set(node.outputs[0], op(node, args, packed));
+  }
+  const result = values.get(output.name);
+  if (result.type !== FLOAT || result.dims.length !== 2 || result.dims[0] !== batch) {
+    throw new Error(`ONNX run: output '${output.name}' is ${TYPE_NAMES[result.type]} [${result.dims}], not float (batch, n)`);
+  }
+  return result.data;
+}
+
 /**
  * @typedef {object} OnnxModel
  * @property {string} inputName the graph's float input, (batch, inputDim)
@@ -688,24 +707,11 @@ export function loadOnnx(bytes) {
   const input = theInput(graph, constants);
   const output = theOutput(graph);
   checkOrder(graph, [...constants.keys(), input.name]);
-  const steps = graph.nodes.map((node) => ({ node, op: OPERATORS[node.opType], packed: prepare(node, constants) }));
-  const run = (obs, batch) => {
-    const data = obs instanceof Float32Array ? obs : Float32Array.from(obs);
-    if (!Number.isInteger(batch) || batch < 1 || data.length !== batch * input.dim) {
-      throw new Error(`ONNX run: ${data.length} values are not ${batch} observations of ${input.dim}`);
-    }
-    const values = new Map(constants);
-    values.set(input.name, tensor(FLOAT, [batch, input.dim], data));
-    for (const { node, op, packed } of steps) {
-      const args = node.inputs.map((name) => (name ? values.get(name) : null));
-      values.set(node.outputs[0], op(node, args, packed));
-    }
-    const result = values.get(output.name);
-    if (result.type !== FLOAT || result.dims.length !== 2 || result.dims[0] !== batch) {
-      throw new Error(`ONNX run: output '${output.name}' is ${TYPE_NAMES[result.type]} [${result.dims}], not float (batch, n)`);
-    }
-    return result.data;
+  const plan = {
+    constants, input, output,
+    steps: graph.nodes.map((node) => ({ node, op: OPERATORS[node.opType], packed: prepare(node, constants) })),
   };
+  const run = (obs, batch) => runPlan(plan, obs, batch);
   const opTypes = [...new Set(graph.nodes.map((n) => n.opType))].sort();
   return Object.freeze({ inputName: input.name, outputName: output.name, inputDim: input.dim, outputDim: output.dim, opTypes, run });
 }
