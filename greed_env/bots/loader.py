@@ -79,7 +79,16 @@ from greed_env.bots.registry import find_card, ladder_bot, list_bots
 from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.rules import Rules, preset, preset_names
 
-__all__ = ["as_bot", "check_seats", "check_trusted", "load", "spec_card", "spec_rules"]
+__all__ = [
+    "as_bot",
+    "check_seats",
+    "check_trusted",
+    "file_modules",
+    "import_file_modules",
+    "load",
+    "spec_card",
+    "spec_rules",
+]
 
 TRUST_FLAG = "--trust-code"
 """The command-line flag that lets a command load bots that run code (:func:`check_trusted`)."""
@@ -230,6 +239,29 @@ def _load_python(parsed: BotSpec, rules: Rules | None) -> Bot:
     return made
 
 
+_FILE_MODULES: dict[str, str] = {}
+"""The ``.py`` files imported by ``py:`` specs in this process: module name -> absolute path."""
+
+
+def file_modules() -> dict[str, str]:
+    """The ``.py`` files ``py:`` specs have imported in this process (module name -> path): what
+    a worker process imports first (:func:`import_file_modules`), so that it can unpickle their
+    bots, whose classes live in modules no import statement can find."""
+    return dict(_FILE_MODULES)
+
+
+def import_file_modules(modules: dict[str, str]) -> None:
+    """Import the ``.py`` files of :func:`file_modules` (taken in another process) under the same
+    module names, those not imported yet.
+
+    Raises:
+        BotLoadError: a file that no longer imports.
+    """
+    for key, path in modules.items():
+        if key not in sys.modules:
+            _exec_file_module(key, Path(path), f"bot file {path}", path)
+
+
 def _import_module(name: str, where: str) -> Any:
     if name.endswith(".py"):
         path = Path(name).expanduser().resolve()
@@ -238,23 +270,30 @@ def _import_module(name: str, where: str) -> Any:
         key = f"greed_env_user_bot_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
         if key in sys.modules:
             return sys.modules[key]
-        found = importlib.util.spec_from_file_location(key, path)
-        if found is None or found.loader is None:
-            raise UnknownBotError(f"{where}: {name!r} cannot be imported as a module")
-        module = importlib.util.module_from_spec(found)
-        sys.modules[key] = module
-        try:
-            found.loader.exec_module(module)
-        except Exception as exc:  # the user's module: report any failure as a load error
-            del sys.modules[key]
-            raise BotLoadError(f"{where}: importing {name} failed: {type(exc).__name__}: {exc}") from exc
-        return module
+        return _exec_file_module(key, path, where, name)
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         raise UnknownBotError(f"{where}: no module {name!r} ({exc})") from exc
     except Exception as exc:  # the user's module: report any failure as a load error
         raise BotLoadError(f"{where}: importing {name} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _exec_file_module(key: str, path: Path, where: str, shown: str) -> Any:
+    """Import the Python file ``path`` (``shown`` in messages) as the module ``key``, recorded
+    in :func:`file_modules`."""
+    found = importlib.util.spec_from_file_location(key, path)
+    if found is None or found.loader is None:
+        raise UnknownBotError(f"{where}: {shown!r} cannot be imported as a module")
+    module = importlib.util.module_from_spec(found)
+    sys.modules[key] = module
+    try:
+        found.loader.exec_module(module)
+    except Exception as exc:  # the user's module: report any failure as a load error
+        del sys.modules[key]
+        raise BotLoadError(f"{where}: importing {shown} failed: {type(exc).__name__}: {exc}") from exc
+    _FILE_MODULES[key] = str(path)
+    return module
 
 
 def _load_file(path: Path, rules: Rules | None, **options: Any) -> Bot:

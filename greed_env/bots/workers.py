@@ -8,6 +8,12 @@ Python then installs no handler of its own), so the interrupt is the parent's al
 parent ignores SIGINT only while it starts the workers (milliseconds: a Ctrl-C in that instant
 is lost, the next one is not).
 
+A bot of a ``py:path/to/file.py:ATTR`` spec is an object of a class whose module was imported
+from that file under a name no import statement finds; a worker that unpickled it would fail
+(and the pool, starting a new worker each time, would wait for ever). Each worker therefore
+first imports the files the parent's ``py:`` specs imported
+(:func:`greed_env.bots.loader.file_modules`).
+
 A parent can also end without reaching its ``with pool:`` exit: killed by SIGTERM (``kill``,
 ``pkill``, a job scheduler's time limit) or SIGKILL. Its workers would then go on playing at
 full speed with nobody to report to. Each worker therefore watches its parent: a thread checks
@@ -20,12 +26,15 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from multiprocessing.pool import Pool
 from typing import Any
+
+from greed_env.bots.loader import file_modules, import_file_modules
 
 __all__ = ["PARENT_CHECK_S", "sigint_ignored", "spawn_pool"]
 
@@ -50,16 +59,21 @@ def sigint_ignored() -> Iterator[None]:
 def spawn_pool(
     processes: int, initializer: Callable[..., Any] | None = None, initargs: tuple[Any, ...] = ()
 ) -> Pool:
-    """A ``spawn`` pool of ``processes`` workers that leave Ctrl-C to the parent (see the module
-    docstring); use it as ``with spawn_pool(k) as pool:``."""
+    """A ``spawn`` pool of ``processes`` workers that leave Ctrl-C to the parent and can unpickle
+    the bots of ``py:`` files (see the module docstring); use it as
+    ``with spawn_pool(k) as pool:``."""
+    start = (os.getpid(), file_modules(), pickle.dumps((initializer, initargs)))
     with sigint_ignored():
-        return mp.get_context("spawn").Pool(processes, _start_worker, (os.getpid(), initializer, initargs))
+        return mp.get_context("spawn").Pool(processes, _start_worker, start)
 
 
-def _start_worker(parent: int, initializer: Callable[..., Any] | None, initargs: tuple[Any, ...]) -> None:
-    """A worker's start: watch the parent (see the module docstring), then the pool's own
-    initializer."""
+def _start_worker(parent: int, modules: dict[str, str], init: bytes) -> None:
+    """A worker's start: watch the parent, import the parent's ``py:`` files (see the module
+    docstring), then the pool's own initializer (unpickled after the imports: its arguments
+    may hold such bots)."""
     threading.Thread(target=_watch_parent, args=(parent,), name="greed-parent-watch", daemon=True).start()
+    import_file_modules(modules)
+    initializer, initargs = pickle.loads(init)
     if initializer is not None:
         initializer(*initargs)
 
