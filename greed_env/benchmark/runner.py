@@ -24,6 +24,7 @@ import numpy as np
 from greed_env import __version__
 from greed_env.benchmark.tasks import Task
 from greed_env.bots import load
+from greed_env.bots.base import checked_act
 from greed_env.bots.cards import CARD_FORMAT
 from greed_env.bots.loader import check_seats, check_trusted, spec_card, spec_rules
 from greed_env.bots.optimal import optimal_bot
@@ -192,7 +193,7 @@ class RegretProbe:
         self.decisions = 0
 
     def act(self, rules: Rules, state: State, rng: np.random.Generator) -> Move:
-        move = self.bot.act(rules, state, rng)
+        move = checked_act(self.bot, rules, state, rng)
         if state.phase in (Phase.KEEP, Phase.CONTINUE):
             values = dict(self.oracle.move_values(rules, state))
             chosen = values.get(move)

@@ -10,7 +10,9 @@ from it, so a bot is deterministic given its generator. Bots that work from obse
 only need :meth:`Bot.act`. Whatever else a bot can do it declares
 (:class:`~greed_env.abilities.Abilities`: the rules and seats it is made for, a batched policy,
 the numba kernels' version of it), and every game checks the declaration before it seats the
-bot (:func:`check_rules`, :func:`check_seats`).
+bot (:func:`check_rules`, :func:`check_seats`) and each move it plays (:func:`checked_act`: a
+bot that raises or returns no legal move ends the game with one
+:class:`~greed_env.bots.errors.BotPlayError` naming the bot, the position and what it did).
 
 >>> import numpy as np
 >>> from greed_env.rules import preset, new_game, apply_roll
@@ -29,7 +31,7 @@ import numpy as np
 
 from greed_env.abilities import Abilities, NativePlay, abilities_of
 from greed_env.bots.cards import rules_mismatch_message
-from greed_env.bots.errors import RulesMismatchError, SeatCountError
+from greed_env.bots.errors import BotLoadError, BotPlayError, RulesMismatchError, SeatCountError
 from greed_env.rules.config import Rules
 from greed_env.rules.game import (
     BANK,
@@ -39,14 +41,26 @@ from greed_env.rules.game import (
     ROLL,
     ROLL_FIRST,
     SPLIT,
+    IllegalMove,
     Move,
     Phase,
     State,
+    apply,
     current_keep_options,
     legal_moves,
 )
 
-__all__ = ["Bot", "KeepStyle", "ObservationBot", "RandomBot", "ThresholdBot", "check_rules", "check_seats"]
+__all__ = [
+    "Bot",
+    "KeepStyle",
+    "ObservationBot",
+    "RandomBot",
+    "ThresholdBot",
+    "check_rules",
+    "check_seats",
+    "checked_act",
+    "position_text",
+]
 
 
 @runtime_checkable
@@ -95,6 +109,87 @@ def check_seats(bot: Bot, num_players: int, label: str | None = None) -> None:
         plays = f"games of at least {low} players"
     hint = "; leader-duel plays the duel policy against the leader in bigger games" if high == 2 else ""
     raise SeatCountError(f"bot {label or bot.name!r} plays {plays}, not a game of {num_players} players{hint}")
+
+
+_DOING = {
+    Phase.START: "to start the turn",
+    Phase.KEEP: "to keep",
+    Phase.CONTINUE: "to bank or roll",
+    Phase.SPLIT: "to split the pot or refuse",
+    Phase.ORDER_CHOICE: "to roll first or last",
+}
+_SHOWN_MOVES = 8
+
+
+def position_text(state: State) -> str:
+    """A decision position in one line: whose decision, the roll, the turn total, the scores.
+
+    >>> from greed_env.rules import preset, new_game, apply_roll
+    >>> r = preset("farkle")
+    >>> position_text(apply_roll(r, new_game(r, 2, first_player=1), (1, 5, 2, 2, 3, 4)))
+    'seat 1 to keep from the roll 1,2,2,3,4,5 (turn total 0; scores 0/0)'
+    """
+    doing = _DOING.get(Phase(state.phase), f"at {Phase(state.phase).name}")
+    roll = f" from the roll {','.join(map(str, state.roll))}" if state.phase == Phase.KEEP else ""
+    scores = "/".join(str(s) for s in state.scores)
+    return f"seat {state.player} {doing}{roll} (turn total {state.turn_total}; scores {scores})"
+
+
+def checked_act(bot: Bot, rules: Rules, state: State, rng: np.random.Generator) -> Move:
+    """``bot.act(rules, state, rng)``, refused unless it is a legal move of ``state``: what
+    every game loop asks of a bot it did not write, so that ``greed play``, ``eval``,
+    ``benchmark`` and ``tournament`` end a broken bot with one line.
+
+    A move listed by :func:`~greed_env.rules.legal_moves` passes at once; another (a keep in
+    another tap order) passes when :func:`~greed_env.rules.apply` takes it. A load error the
+    bot raises itself (a bot made for other rules) goes through unchanged.
+
+    >>> from greed_env.rules import preset, new_game, apply_roll
+    >>> r = preset("ten_thousand")
+    >>> s = apply_roll(r, new_game(r, 2, first_player=0), (1, 1, 5, 2, 3, 4))
+    >>> class Lazy:
+    ...     name = "lazy"
+    ...     def act(self, rules, state, rng):
+    ...         return None
+    >>> checked_act(Lazy(), r, s, np.random.default_rng(0))
+    Traceback (most recent call last):
+    ...
+    greed_env.bots.errors.BotPlayError: bot 'lazy' returned None at seat 0 to keep from the roll 1,1,2,3,4,5 (turn total 0; scores 0/0): not a Move; legal here: keep:5, keep:1, keep:1,5, keep:1,1, keep:1,1,5
+
+    Raises:
+        BotPlayError: ``act`` raised, or returned something that is not a legal move; the
+            bot's exception is the ``__cause__``.
+    """
+    name = str(bot.name)
+    try:
+        move = bot.act(rules, state, rng)
+    except BotLoadError:
+        raise
+    except Exception as exc:  # the bot's own code: any failure is the bot's
+        said = " ".join(str(exc).split())
+        raise BotPlayError(
+            f"bot {name!r} raised {type(exc).__name__} at {position_text(state)}" + (f": {said}" if said else "")
+        ) from exc
+    legal = legal_moves(rules, state)
+    if isinstance(move, Move) and move in legal:
+        return move
+    shown = ", ".join(str(m) for m in legal[:_SHOWN_MOVES]) + (", ..." if len(legal) > _SHOWN_MOVES else "")
+    if not isinstance(move, Move):
+        raise BotPlayError(
+            f"bot {name!r} returned {_short(move)} at {position_text(state)}: not a Move; legal here: {shown}"
+        )
+    try:
+        apply(rules, state, move)
+    except IllegalMove as exc:
+        raise BotPlayError(
+            f"bot {name!r} returned {move} at {position_text(state)}: not a legal move ({exc}); legal here: {shown}"
+        ) from None
+    return move
+
+
+def _short(value: object, keep: int = 60) -> str:
+    text = " ".join(repr(value).split())
+    return text if len(text) <= keep else text[: keep - 3] + "..."
 
 
 @runtime_checkable

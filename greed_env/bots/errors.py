@@ -15,12 +15,16 @@ Every way a bot can fail to load or to play the rules asked of it raises a :clas
 * :class:`UntrustedCodeError`: a bot that runs code as it loads (an SB3 ``.zip``, a ``py:``
   spec) asked for where code is not trusted (``trust_code=False``; the commands without
   ``--trust-code``).
+
+A bot that loaded but fails in play (raises in ``act``, returns something that is not a legal
+move) raises :class:`BotPlayError` (a ``ValueError``, not a load error).
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BotLoadError",
+    "BotPlayError",
     "CatalogMismatchError",
     "CorruptBotError",
     "MissingDependencyError",
@@ -71,3 +75,9 @@ class MissingDependencyError(BotLoadError, ImportError):
 class UntrustedCodeError(BotLoadError):
     """A bot that runs code as it loads (an SB3 ``.zip`` unpickles, a ``py:`` spec imports),
     asked for without trusting code; the message names ``--trust-code``."""
+
+
+class BotPlayError(ValueError):
+    """A bot that failed at a decision: it raised in ``act``, or returned something that is not
+    a legal move. The message names the bot, the position and what it raised or returned; the
+    bot's own exception, when there is one, is the ``__cause__``."""

@@ -12,11 +12,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
 from greed_env.abilities import abilities_of
-from greed_env.bots.base import Bot, check_rules
+from greed_env.bots.base import Bot, check_rules, checked_act
 from greed_env.rules import Move, Rules, State, new_game
 from greed_env.rules.play import play_out
 from greed_env.spaces.observation import OBS_DIM, encode_observation
@@ -35,10 +36,12 @@ def play_game(
     share of the win (1, 1/2 when shared, 0).
 
     Raises:
-        IllegalMove: a bot chose an illegal move (the message names the seat's bot).
+        BotPlayError: a bot raised or chose no legal move (:func:`~greed_env.bots.base.checked_act`:
+            the message names the bot, the position and what it did).
     """
     s = new_game(rules, len(bots), first_player=first_player)
-    end = play_out(rules, s, [b.act for b in bots], dice_rng, bot_rngs, names=[b.name for b in bots])
+    choosers = [partial(checked_act, b) for b in bots]
+    end = play_out(rules, s, choosers, dice_rng, bot_rngs, names=[b.name for b in bots])
     return tuple(end.shares)
 
 
@@ -52,13 +55,14 @@ def batch_moves(bot: Bot, rules: Rules, states: Sequence[State], rng: np.random.
 
     Raises:
         RulesMismatchError: the bot declares other rules.
+        BotPlayError: a bot without a batched policy raised or chose no legal move.
     """
     if not states:
         return []
     check_rules(bot, rules)
     policy = abilities_of(bot).policy
     if policy is None:
-        return [bot.act(rules, s, rng) for s in states]
+        return [checked_act(bot, rules, s, rng) for s in states]
     obs = np.empty((len(states), OBS_DIM), dtype=np.float32)
     masks = np.empty((len(states), policy.catalog.n), dtype=np.int8)
     legal: list[dict[int, Move]] = []

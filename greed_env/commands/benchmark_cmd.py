@@ -47,6 +47,7 @@ from greed_env.commands.argtypes import (
     check_output_file,
     positive_int,
 )
+from greed_env.commands.debug import add_debug_flag, show_traceback
 from greed_env.files import atomic_write_text
 from greed_env.rules import preset
 
@@ -139,6 +140,7 @@ def _run(args: argparse.Namespace) -> int:
             on_result=lambda r: print(f"{r.task}: {_value(r)}", file=sys.stderr), trust_code=args.trust_code,
         )
     except (ValueError, LookupError, OSError) as exc:
+        show_traceback(exc, args.debug)
         return _fail(str(exc))
     card = scorecard(result)
     print(card)
@@ -178,6 +180,7 @@ def _check(args: argparse.Namespace) -> int:
                 task, bot, workers=args.workers, progress=progress(task) if progress else None, trust_code=args.trust_code
             )
         except (ValueError, LookupError) as exc:
+            show_traceback(exc, args.debug)
             return _fail(str(exc))
         same = check_result(old, new)
         ok &= same
@@ -307,6 +310,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--results", default="leaderboard", metavar="DIR", help="with --leaderboard: per-bot result files (reused; the board shows them all)")
     p.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_debug_flag(p)
     p.add_argument(
         "--trust-code",
         action="store_true",

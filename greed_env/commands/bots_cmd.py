@@ -32,6 +32,7 @@ from greed_env.commands.argtypes import (
     positive_int,
     seed_int,
 )
+from greed_env.commands.debug import add_debug_flag, show_traceback
 from greed_env.commands.rules_cmd import CommandError, add_rules_options
 from greed_env.rules.config import RulesError, rules_from_args
 
@@ -241,6 +242,7 @@ def _tournament(args: argparse.Namespace) -> int:
             trust_code=args.trust_code,
         )
     except (BotLoadError, ValueError, LookupError) as exc:
+        show_traceback(exc, args.debug)
         return _fail("tournament", str(exc))
     print(result.markdown())
     if args.out:
@@ -315,4 +317,5 @@ def register(subparsers: Any) -> None:
         help="load bots that run code as they load: an SB3 .zip (pickle) or py:MODULE:ATTR; refused without it",
     )
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_debug_flag(t)
     t.set_defaults(func=_tournament)

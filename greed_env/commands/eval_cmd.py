@@ -31,6 +31,7 @@ from greed_env.commands.argtypes import (
     positive_int,
     seed_int,
 )
+from greed_env.commands.debug import add_debug_flag, show_traceback
 from greed_env.evaluation import default_duel_games, evaluate, resolve_bot, write_report
 from greed_env.rules import IllegalMove, Rules, RulesError
 from greed_env.rules.config import rules_from_args
@@ -87,6 +88,7 @@ def _run_eval(ns: argparse.Namespace) -> int:
                 bar.close()
     except (BotLoadError, RulesError, IllegalMove, SolverError, TableError, OutputPathError,
             FileNotFoundError, ValueError) as exc:
+        show_traceback(exc, ns.debug)
         return _fail(exc)
     summary = result.summary()
     if ns.out:
@@ -232,6 +234,7 @@ def register(subparsers: Any) -> None:
         help="load bots that run code as they load: an SB3 .zip (pickle) or py:MODULE:ATTR; refused without it",
     )
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_debug_flag(ev)
     ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
     ev.set_defaults(func=_with_argv(_run_eval))
 

@@ -19,12 +19,13 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from greed_env.bots.base import Bot
-from greed_env.bots.errors import BotLoadError
+from greed_env.bots.base import Bot, checked_act
+from greed_env.bots.errors import BotLoadError, BotPlayError
 from greed_env.bots.hints import default_objective, hint_lines
 from greed_env.bots.loader import check_seats
 from greed_env.bots.loader import load as load_bot
 from greed_env.commands.argtypes import OutputPathError, check_output_file, seed_int
+from greed_env.commands.debug import add_debug_flag, show_traceback
 from greed_env.commands.rules_cmd import CommandError, add_rules_options
 from greed_env.envs.render import record_frames, save_animation
 from greed_env.rules.config import Rules, RulesError, rules_from_args
@@ -369,6 +370,7 @@ def _play(args: argparse.Namespace) -> int:
     kept: list[str] = []
     turn = None
     status = 0
+    broken: BotPlayError | None = None
     try:
         while not is_over(rec.state):
             state = rec.state
@@ -383,7 +385,7 @@ def _play(args: argparse.Namespace) -> int:
                 continue
             seat = seats[state.player]
             if seat.bot is not None:
-                move = seat.bot.act(rules, state, bot_rngs[state.player])
+                move = checked_act(seat.bot, rules, state, bot_rngs[state.player])
             else:
                 move = _read_human(view, rules, state, seat, kept, sys.stdin, args.hints)
             try:
@@ -401,6 +403,10 @@ def _play(args: argparse.Namespace) -> int:
     except _Quit as why:
         view.line(f"game stopped: {why}")
         status = 0 if str(why) == "quit" else 1
+    except BotPlayError as exc:
+        broken = exc
+        view.line("game stopped: a bot failed")
+        status = 2
     except KeyboardInterrupt:
         acknowledge()  # the record is saved below before the command ends
         view.line("")
@@ -416,6 +422,9 @@ def _play(args: argparse.Namespace) -> int:
     if status == EXIT_STATUS:  # Ctrl-C: the record is kept, the GIF (slow to draw) is not made
         print("interrupted", file=sys.stderr)
         return status
+    if broken is not None:  # the record is kept; the one line names the bot and the position
+        show_traceback(broken, args.debug)
+        return _fail("play", str(broken))
     if args.save_gif:
         failed = _write_gif("play", rec.record(), args.save_gif, args.gif_fps)
         if failed:
@@ -527,6 +536,7 @@ def register(subparsers: Any) -> None:
         help="seat that starts (default: the rules decide, e.g. a who-starts roll)",
     )
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    add_debug_flag(p)
     p.add_argument(
         "--hints",
         action="store_true",

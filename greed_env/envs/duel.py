@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, SupportsFloat
 
 import numpy as np
 
-from greed_env.bots.base import Bot
+from greed_env.bots.base import Bot, checked_act
 from greed_env.bots.loader import as_bot, check_seats
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
 from greed_env.envs.gym_base import GreedGymEnv
@@ -167,7 +168,7 @@ class DuelEnv(GreedGymEnv):
             if after.event:
                 events.append(after.event)
 
-        act = self.opponent.act
+        act = partial(checked_act, self.opponent)
         return play_out(
             self.rules, s, [act] * s.num_players, self.np_random, on_step=seen, stop=lambda st: st.player == seat
         )

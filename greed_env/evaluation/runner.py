@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from greed_env.abilities import abilities_of
-from greed_env.bots.base import Bot, check_rules, check_seats
+from greed_env.bots.base import Bot, check_rules, check_seats, checked_act
 from greed_env.bots.optimal import optimal_available, optimal_bot
 from greed_env.bots.workers import spawn_pool
 from greed_env.envs.duel import DuelEnv
@@ -117,8 +117,9 @@ def _outcome(job: _Job, env: Any, ret: float) -> float:
 
 
 def _act_each(bot: Bot, rules: Rules, states: list[State], rngs: list[np.random.Generator]) -> list[Move]:
-    """A bot without a batched policy: each position with its episode's generator."""
-    return [bot.act(rules, s, g) for s, g in zip(states, rngs, strict=True)]
+    """A bot without a batched policy: each position with its episode's generator, each move
+    checked (:func:`~greed_env.bots.base.checked_act`)."""
+    return [checked_act(bot, rules, s, g) for s, g in zip(states, rngs, strict=True)]
 
 
 def _run_chunk(job: _Job) -> _Chunk:
