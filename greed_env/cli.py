@@ -24,12 +24,23 @@ from greed_env.commands import (
     demo_cmd,
     eval_cmd,
     play_cmd,
+    portable_cmd,
     rules_cmd,
     solve_cmd,
     train_cmd,
 )
 
-COMMAND_MODULES = (rules_cmd, play_cmd, solve_cmd, train_cmd, eval_cmd, bots_cmd, demo_cmd, benchmark_cmd)
+COMMAND_MODULES = (
+    rules_cmd,
+    play_cmd,
+    solve_cmd,
+    train_cmd,
+    eval_cmd,
+    bots_cmd,
+    portable_cmd,
+    demo_cmd,
+    benchmark_cmd,
+)
 """Each command module adds its sub-commands with ``register(subparsers)``."""
 
 
@@ -46,6 +57,8 @@ EXAMPLES: dict[str, str] = {
     "eval": "greed eval optimal-turn --rules farkle --set min_bank=350 --episodes 5000",
     "bots": "greed bots --rules ten_thousand",
     "export": "greed export runs/solo/model.zip --name my-bot --out bots/",
+    "export bundle": "greed export bundle --rules progressive --out progressive.bundle.json",
+    "export conformance": "greed export conformance --bot progressive/ppo-duel-kick --positions 10000 --out progressive.vectors.json.gz",
     "tournament": "greed tournament --rules ten_thousand --bots random,threshold-300,optimal-turn --games 2000",
     "demo": "greed demo --steps 20000",
     "benchmark": "greed benchmark ten_thousand/turn ten_thousand/ffa4 --bot ten_thousand/ppo-turn",
@@ -129,8 +142,20 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {text} (see `{self.prog} --help`)\n")
 
 
+class GreedParser(OneLineParser):
+    """The top-level parser: ``greed export bundle`` and ``greed export conformance`` are read
+    as sub-commands of their own before ``greed export MODEL``
+    (:func:`greed_env.commands.portable_cmd.route`)."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        routed = portable_cmd.route(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(routed, namespace)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
+    parser = GreedParser(
         prog="greed",
         description="greed_env: rules, environments, exact solver and bots for the 10,000 dice "
         "games. Run `greed COMMAND --help` for a command's options and an example.",
