@@ -107,6 +107,10 @@ def test_teacher_distribution_splits_ties_and_softens_by_temperature() -> None:
     p = teacher_distribution(v, 1.0)
     assert p[1] == p[2] and p.sum() == pytest.approx(1.0)
     assert p[3] / p[1] == pytest.approx(np.exp(-1.0)) and p[0] / p[1] == pytest.approx(np.exp(-2.0))
+    warm = np.array([np.exp(-1.0), 1.0, 1.0, np.exp(-0.5)])  # gaps 2, 0, 0, 1 divided by 2
+    assert teacher_distribution(v, 2.0) == pytest.approx(warm / warm.sum(), rel=1e-12)
+    sharp = np.array([np.exp(-4.0), 1.0, 1.0, np.exp(-2.0)])  # divided by 0.5
+    assert teacher_distribution(v, 0.5) == pytest.approx(sharp / sharp.sum(), rel=1e-12)
     cold = teacher_distribution(v, 1e-3)
     assert cold[1] == pytest.approx(0.5) and cold[3] < 1e-300
     assert teacher_distribution(np.array([5.0]), 0.3).tolist() == [1.0]
@@ -119,16 +123,19 @@ def test_teacher_distribution_splits_ties_and_softens_by_temperature() -> None:
 def test_labels_are_legal_normalised_and_follow_the_values() -> None:
     rules = preset("greed")
     rows, masks = _rows("greed", "turn", 20, seed=5)
-    lab = TeacherLabeller(rules, "turn", temperature=2.0)
+    lab = TeacherLabeller(rules, "turn", temperature=50.0)
     labels = lab.label(rows, masks)
+    greedy = TeacherLabeller(rules, "turn").label(rows, masks)
+    assert greedy.dense(lab.catalog.n).max(axis=1).min() >= 0.5 - 1e-6  # T=0: the best moves, ties split
     assert labels.labelled.all()
     dense = labels.dense(lab.catalog.n)
     assert np.all(dense[masks == 0] == 0.0)  # nothing on an illegal move
     assert np.allclose(dense.sum(axis=1), 1.0, atol=1e-6)
     for i, (ids, v) in enumerate(lab.values(rows, masks)):  # type: ignore[misc]
-        expect = teacher_distribution(v, 2.0)
+        expect = teacher_distribution(v, 50.0)
         big = expect >= 1e-6
         assert np.allclose(dense[i, ids[big]], expect[big] / expect[big].sum(), atol=1e-6)
+    assert (dense.max(axis=1) < 0.9).sum() >= 3  # at 50 points several rows spread over their moves
 
 
 def _pairs(rows: np.ndarray, labelled: np.ndarray) -> set[tuple[object, ...]]:

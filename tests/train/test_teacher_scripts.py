@@ -11,13 +11,16 @@ from typing import Any
 
 import pytest
 from sb3_contrib import MaskablePPO
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from training_settings import SHORT_RULES, TINY
 
 from greed_env.bots.loader import load as load_bot
+from greed_env.bots.numpy_backend import PolicyBot, load_policy
 from greed_env.bots.onnx_backend import OnnxBot
+from greed_env.evaluation.policy_value import turn_value
 from greed_env.rules import preset
 from greed_env.train.scripts import load_script
-from greed_env.train.teacher import solve_turn_arrays
+from greed_env.train.teacher import TeacherLabeller, solve_turn_arrays
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +37,14 @@ def _card(run: Path) -> dict[str, Any]:
     return json.loads((run / "model.json").read_text())
 
 
+def _scalars(run: Path, tag: str) -> list[tuple[int, float]]:
+    """(step, value) of a TensorBoard scalar of the run's first session."""
+    first = sorted((run / "tb").glob("events.out.tfevents.*"))[0]
+    acc = EventAccumulator(str(first))
+    acc.Reload()
+    return [(e.step, round(e.value, 6)) for e in acc.Scalars(tag)]
+
+
 def test_turn_script_trains_with_the_teacher_resumes_and_exports(
     ppo_teacher_turn: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -46,10 +57,19 @@ def test_turn_script_trains_with_the_teacher_resumes_and_exports(
     assert card["script"] == "training/ppo_teacher_turn.py" and card["objective"] == "turn" and card["steps"] == 256
     teacher = card["teacher"]
     assert teacher["teacher"] == "optimal-turn" and teacher["teacher_until_step"] == 256
-    assert teacher["teacher_label_cpu_s"] >= 0.0 and teacher["teacher_weight"] == 1.0
+    assert teacher["teacher_label_cpu_s"] > 0.0 and teacher["teacher_weight"] == 1.0
+    # the weight in force at each of the two updates: 1.0 * (1 - 128/256), then 0 (no labels)
+    assert _scalars(run, "train/teacher_weight") == [(128, 0.5), (256, 0.0)]
+    assert [step for step, _ in _scalars(run, "charts/teacher_labelled")] == [128]
     ev = card["evaluation"]
-    assert ev["optimal"] == pytest.approx(503.49, abs=0.01) and 0.0 <= ev["exact"] <= ev["optimal"]
+    assert ev["optimal"] == pytest.approx(503.49, abs=0.01)
+    rules = preset("greed")
+    saved = load_policy(run / "model.zip", rules)  # the card's exact value is the saved policy's
+    assert ev["exact"] == pytest.approx(turn_value(PolicyBot(saved, rules), rules).value, abs=1e-9)
+    assert ev["exact_ratio"] == pytest.approx(ev["exact"] / ev["optimal"])
     assert isinstance(MaskablePPO.load(run / "model.zip", device="cpu"), MaskablePPO)  # loads without the teacher
+    warm = ppo_teacher_turn.Args(rules="greed", teacher_temperature=7.5)
+    assert ppo_teacher_turn.load_teacher(warm, rules).temperature == 7.5
 
     # --resume to a longer run: KickstartPPO from the checkpoint, the teacher attached again
     longer = ppo_teacher_turn.Args(
@@ -89,20 +109,35 @@ def test_turn_script_reads_saved_value_arrays_and_its_control_has_no_teacher(
     assert teacher["teacher"] is None and teacher["teacher_label_cpu_s"] == 0.0  # no position labelled
 
 
-def test_duel_script_trains_with_the_teacher_and_its_starts(ppo_teacher_duel: ModuleType, tmp_path: Path) -> None:
+def test_duel_script_trains_with_the_teacher_and_its_starts(
+    ppo_teacher_duel: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tiny = {k: v for k, v in TINY.items() if k != "eval_regret_episodes"}
     args = ppo_teacher_duel.Args(
         **{**tiny, "eval_episodes": 4, "final_eval_episodes": 8}, rules="ten_thousand", rules_set=SHORT_RULES,
         opponent="threshold-300", runs_dir=str(tmp_path / "runs"), run_name="duel", teacher_start_games=4,
-        teacher_max_contexts=50, features="margin", need_readings=False,
+        teacher_max_contexts=50, features="margin", need_readings=False, teacher_temperature=0.01,
     )  # fmt: skip
+    temperatures: list[float] = []
+
+    class Recorded(TeacherLabeller):
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, **kw)
+            temperatures.append(self.temperature)
+
+    monkeypatch.setattr(ppo_teacher_duel, "TeacherLabeller", Recorded)
     run = ppo_teacher_duel.main(args)
+    assert temperatures == [0.01]  # the teacher labels at --teacher-temperature
     card = _card(run)
     assert card["script"] == "training/ppo_teacher_duel.py" and card["objective"] == "duel"
     assert card["opponent"] == "threshold-300" and card["teacher"]["teacher"] == "optimal-duel"
     assert card["teacher"]["teacher_label_cpu_s"] > 0.0  # the first update is labelled
     ev = card["evaluation"]
-    assert ev["episodes"] == 8 and ev["regret_estimate"] is not None and ev["regret_estimate"] <= 0.5 + 1e-9
+    assert ev["episodes"] == 8 and ev["opponent"] == "optimal" and ev["decisions"] > 0
+    # every game is scored: the estimate is the optimum less the regret per game, whose
+    # total is the mean regret per decision times the decisions
+    per_game = ev["mean_regret"] * ev["decisions"] / ev["episodes"]
+    assert per_game > 0.01 and ev["regret_estimate"] == pytest.approx(0.5 - per_game, rel=1e-9)
 
 
 @pytest.mark.parametrize(
