@@ -5,7 +5,8 @@ Two kinds of card describe a policy:
 * the **bot card** of an exported bot, ``NAME.json`` beside ``NAME.onnx`` (format
   :data:`CARD_FORMAT`, version :data:`CARD_VERSION`)::
 
-      id, name, kind, description, objective,
+      id (<rules_name>/<name>), name, kind (onnx-policy), description,
+      objective (one of CARD_OBJECTIVES, or selfplayN),
       rules (Rules.to_dict()), rules_name, rules_fingerprint,
       obs_spec_version, obs_dim, action_catalog_version, num_actions,
       onnx: {file, sha256, bytes, input, output, opset, graph},
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,8 @@ from greed_env.spaces.observation import OBS_DIM, OBS_SPEC_VERSION, spec_version
 
 __all__ = [
     "CARD_FORMAT",
+    "CARD_KIND",
+    "CARD_OBJECTIVES",
     "CARD_VERSION",
     "ONNX_INPUT",
     "ONNX_OPSET",
@@ -62,6 +66,7 @@ __all__ = [
     "check_compatible",
     "check_training_card",
     "load_card",
+    "objective_problem",
     "onnx_metadata",
     "read_card",
     "read_training_card",
@@ -75,6 +80,11 @@ __all__ = [
 
 CARD_FORMAT = "greed_env/bot-card"
 CARD_VERSION = 1
+CARD_KIND = "onnx-policy"
+CARD_OBJECTIVES = ("turn", "entry", "race", "duel", "3p", "selfplay", "unknown")
+"""What a card's policy was trained for: an objective of the solver, ``selfplay`` (or
+``selfplayN``, self-play with N seats), or ``unknown`` (a model whose training card does not
+say)."""
 ONNX_OPSET = 18
 ONNX_INPUT = "obs"
 ONNX_OUTPUT = "logits"
@@ -105,11 +115,47 @@ def sha256_file(path: str | Path) -> str:
 # bot cards
 
 
+def objective_problem(objective: object) -> str:
+    """Why ``objective`` is no card objective (:data:`CARD_OBJECTIVES`), or ``""``.
+
+    >>> objective_problem("selfplay3"), objective_problem("fly")
+    ('', "objective 'fly' is none of turn, entry, race, duel, 3p, selfplay, selfplayN, unknown")
+    """
+    if isinstance(objective, str) and (
+        objective in CARD_OBJECTIVES or re.fullmatch(r"selfplay[1-9][0-9]?", objective)
+    ):
+        return ""
+    known = ", ".join((*CARD_OBJECTIVES[:-1], "selfplayN", CARD_OBJECTIVES[-1]))
+    return f"objective {objective!r} is none of {known}"
+
+
+def _field_problem(card: Mapping[str, Any]) -> str:
+    """The first of the card's descriptive fields that contradicts the others or is unknown:
+    ``kind``, ``objective``, ``rules_name`` against its rules, ``id`` against its rules and
+    name (``""`` when they agree)."""
+    if card.get("kind", CARD_KIND) != CARD_KIND:
+        return f"kind {card.get('kind')!r} is not {CARD_KIND!r}"
+    why = objective_problem(card.get("objective", "unknown"))
+    if why:
+        return why
+    rules = card.get("rules")
+    rules_name = rules.get("name") if isinstance(rules, Mapping) else None
+    if isinstance(rules_name, str):
+        if card.get("rules_name", rules_name) != rules_name:
+            return f"rules_name {card.get('rules_name')!r} does not match its rules ({rules_name!r})"
+        expected = f"{rules_name}/{card.get('name', str(card['id']).partition('/')[2])}"
+        if card["id"] != expected:
+            return f"id {card['id']!r} does not match its rules and name ({expected!r})"
+    return ""
+
+
 def read_card(path: str | Path) -> dict[str, Any]:
-    """The parsed bot card at ``path`` with its format and required keys checked.
+    """The parsed bot card at ``path`` with its format, required keys and descriptive fields
+    (``kind``, ``objective``, ``rules_name``, ``id``) checked.
 
     Raises:
-        CorruptBotError: unreadable file, invalid JSON, wrong format tag or version, missing keys.
+        CorruptBotError: unreadable file, invalid JSON, wrong format tag or version, missing keys,
+            an unknown kind or objective, a rules name or id that contradicts the card's rules.
     """
     p = Path(path)
     try:
@@ -136,6 +182,9 @@ def read_card(path: str | Path) -> dict[str, Any]:
         missing.append("onnx.file/onnx.sha256")
     if missing:
         raise CorruptBotError(f"bot card {p}: missing fields {', '.join(missing)}")
+    why = _field_problem(card)
+    if why:
+        raise CorruptBotError(f"bot card {p}: {why}")
     return card
 
 
@@ -268,8 +317,12 @@ def build_card(
     (its card records that version); default today's catalog.
 
     Raises:
-        ValueError: ``num_actions`` is the size of no catalog version of ``rules``.
+        ValueError: ``num_actions`` is the size of no catalog version of ``rules``, or an
+            objective that is none of :data:`CARD_OBJECTIVES`.
     """
+    why = objective_problem(objective)
+    if why:
+        raise ValueError(why)
     catalog = ActionCatalog(rules)
     versions = [v for v in (catalog.version, 2) if catalog.size_of_version(v) == (num_actions or catalog.n)]
     if not versions:
@@ -279,7 +332,7 @@ def build_card(
         "card_version": CARD_VERSION,
         "id": f"{rules.name}/{name}",
         "name": name,
-        "kind": "onnx-policy",
+        "kind": CARD_KIND,
         "description": description,
         "objective": objective,
         "rules_name": rules.name,

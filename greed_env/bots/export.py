@@ -30,18 +30,20 @@ from typing import Any
 
 import numpy as np
 
-from greed_env.bots.base import RandomBot, ThresholdBot
+from greed_env.bots.base import RandomBot, ThresholdBot, check_seats
 from greed_env.bots.cards import (
     ONNX_INPUT,
     ONNX_OPSET,
     ONNX_OUTPUT,
     build_card,
+    objective_problem,
     onnx_metadata,
     read_card,
     training_card_path,
     write_card,
 )
 from greed_env.bots.errors import CatalogMismatchError, CorruptBotError, ObsSpecMismatchError
+from greed_env.bots.loader import load
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.bots.sb3_backend import load_sb3_model, model_rules
 from greed_env.bots.tournament import default_opponents, evaluate_bot
@@ -291,19 +293,38 @@ def export_model(
         log: called with one line when the model has been read and checked and the export
             starts (``greed export`` prints it on stderr).
 
+    Every argument is checked before anything is written: the objective, the name, the
+    evaluation's opponents (each loaded for the bot's rules and two seats), its games and
+    workers.
+
     Raises:
-        BotLoadError: the model does not fit this greed_env or ``rules``;
-            :class:`CorruptBotError` also when the ONNX bot disagrees with the model.
+        BotLoadError: the model does not fit this greed_env or ``rules``, or an evaluation
+            opponent does not load; :class:`CorruptBotError` also when the ONNX bot disagrees
+            with the model.
+        ValueError: an objective that is none of
+            :data:`~greed_env.bots.cards.CARD_OBJECTIVES`, a bad name, a negative number of
+            games or fewer than one worker.
     """
+    why = objective_problem(objective) if objective is not None else ""
+    if why:
+        raise ValueError(why)
+    if evaluate_games < 0 or workers < 1:
+        raise ValueError(f"evaluate_games must be >= 0 and workers >= 1, got {evaluate_games} and {workers}")
     mp = Path(model_path)
     model, tcard = load_sb3_model(mp)
     bot_rules = model_rules(tcard, rules, where=f"model {mp}")
     _check_spaces(model, bot_rules, f"model {mp}")
     objective = objective or _training_field(tcard, "objective") or "unknown"
+    why = objective_problem(objective)
+    if why:
+        raise ValueError(f"{why} (the training card's; give the objective)")
     name = name or (f"ppo-{objective}" if objective != "unknown" else mp.stem)
     if "/" in name or not name:
         raise ValueError(f"bot name {name!r} must be a non-empty name without '/'")
     bot_id = f"{bot_rules.name}/{name}"
+    opponents = list(evaluate_opponents or default_opponents(bot_rules)) if evaluate_games > 0 else []
+    for spec in opponents:
+        check_seats(load(spec, bot_rules), 2, f"evaluation opponent {spec}")
     if log is not None:
         log(f"{mp} read and checked: exporting {bot_id} to {out_dir}, checking {check_positions:,} positions ...")
     data = onnx_logits_bytes(_logits_module(model.policy), onnx_metadata(bot_id, bot_rules))
@@ -335,8 +356,7 @@ def export_model(
     out = Path(out_dir)
     onnx_path = atomic_write_bytes(out / f"{name}.onnx", data)
     card_path = write_card(out / f"{name}.json", card)
-    if evaluate_games > 0:
-        opponents = list(evaluate_opponents or default_opponents(bot_rules))
+    if opponents:
         card["evaluation"] = evaluate_bot(
             str(card_path), bot_rules, opponents, evaluate_games, seed=seed, workers=workers
         )

@@ -173,6 +173,9 @@ def load(
             "built-in kinds: random, threshold[-N], optimal[-OBJECTIVE], leader-duel, files (.json, .onnx, .zip, .npz), "
             "py:MODULE:ATTRIBUTE"
         )
+    found_id = read_card(card)["id"]
+    if found_id != bot_id:
+        raise CorruptBotError(f"bot {bot_id}: its card {card} has the id {found_id!r}, not the id of its place")
     return OnnxBot.from_card(card, rules=rules, **options)
 
 

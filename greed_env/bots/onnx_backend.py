@@ -33,7 +33,7 @@ from greed_env.rules.game import Move, State
 from greed_env.spaces.catalog import ActionCatalog
 from greed_env.spaces.observation import OBS_DIM, encode_observation
 
-__all__ = ["OnnxBot", "masked_argmax"]
+__all__ = ["OnnxBot", "check_card_graph", "masked_argmax", "read_bot_files"]
 
 
 def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray | int:
@@ -102,15 +102,7 @@ class OnnxBot:
         self._added = added_actions(card, self.catalog)
         self._model = bytes(model)
         self._threads = int(threads)
-        onnx_info = card.get("onnx") if isinstance(card.get("onnx"), Mapping) else {}
-        check_graph(
-            self._model,
-            obs_dim=OBS_DIM,
-            num_actions=int(card["num_actions"]),
-            input_name=str(onnx_info.get("input", ONNX_INPUT)),
-            output_name=str(onnx_info.get("output", ONNX_OUTPUT)),
-            where=where,
-        )
+        check_card_graph(card, self._model, where)
         self._session, self._input, self._output = _session(model, threads, where)
         self._check_graph(where)
 
@@ -132,13 +124,8 @@ class OnnxBot:
         cls, card_path: str | Path, rules: Rules | None = None, **kwargs: Any
     ) -> OnnxBot:
         """The bot described by the card file ``card_path`` (its ONNX file lies beside it)."""
-        card, onnx_path = load_card(card_path)
-        size = onnx_path.stat().st_size
-        if size > MAX_ONNX_BYTES:  # refused before it is read into memory
-            raise CorruptBotError(
-                f"bot {card['id']}: {onnx_path.name} has {size:,} bytes, more than the {MAX_ONNX_BYTES:,} a bot may have"
-            )
-        return cls(card, onnx_path.read_bytes(), rules=rules, where=f"bot {card['id']}", **kwargs)
+        card, model = read_bot_files(card_path)
+        return cls(card, model, rules=rules, where=f"bot {card['id']}", **kwargs)
 
     def _check_graph(self, where: str) -> None:
         probe = np.zeros((2, OBS_DIM), dtype=np.float32)
@@ -230,6 +217,40 @@ class OnnxBot:
 
     def __repr__(self) -> str:
         return f"OnnxBot({self.name!r}, rules={self.rules.name!r})"
+
+
+def read_bot_files(card_path: str | Path) -> tuple[dict[str, Any], bytes]:
+    """The checked card at ``card_path`` (:func:`load_card`: its fields and its ONNX file's
+    checksum) and the bytes of that file, its size checked before it is read.
+
+    Raises:
+        CorruptBotError: naming the bot and the first problem found.
+    """
+    card, onnx_path = load_card(card_path)
+    size = onnx_path.stat().st_size
+    if size > MAX_ONNX_BYTES:  # refused before it is read into memory
+        raise CorruptBotError(
+            f"bot {card['id']}: {onnx_path.name} has {size:,} bytes, more than the {MAX_ONNX_BYTES:,} a bot may have"
+        )
+    return card, onnx_path.read_bytes()
+
+
+def check_card_graph(card: Mapping[str, Any], model: bytes, where: str) -> None:
+    """:func:`check_graph` of ``model`` against what ``card`` says of it (its input, output and
+    number of actions).
+
+    Raises:
+        CorruptBotError: naming ``where`` and the first problem found.
+    """
+    onnx_info = card.get("onnx") if isinstance(card.get("onnx"), Mapping) else {}
+    check_graph(
+        model,
+        obs_dim=OBS_DIM,
+        num_actions=int(card["num_actions"]),
+        input_name=str(onnx_info.get("input", ONNX_INPUT)),
+        output_name=str(onnx_info.get("output", ONNX_OUTPUT)),
+        where=where,
+    )
 
 
 def _session(model: bytes, threads: int, where: str) -> tuple[Any, str, str]:

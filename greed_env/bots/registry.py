@@ -41,6 +41,7 @@ from greed_env.bots import optimal
 from greed_env.bots.base import Bot
 from greed_env.bots.cards import check_compatible, read_card, summarize_card
 from greed_env.bots.errors import BotLoadError, UnknownBotError
+from greed_env.bots.onnx_backend import check_card_graph, read_bot_files
 from greed_env.bots.spec import parse_spec
 from greed_env.rules import Rules, preset, preset_names
 
@@ -261,9 +262,10 @@ def _card_info(bot_id: str, rn: str, name: str, path: Path, rating: str) -> BotI
     else:
         try:
             check_compatible(card, preset(rn), where=f"bot {bot_id}")
+            check_card_graph(card, read_bot_files(path)[1], f"bot {bot_id}")  # its checksum and graph
         except BotLoadError as exc:
             problem = str(exc)
-    strength = summarize_card(card)
+    strength = "" if problem else summarize_card(card)
     if rating:
         strength = f"{rating}; {strength}" if strength else rating
     return BotInfo(bot_id, rn, name, str(card.get("kind", "onnx-policy")), str(card.get("description", "")), strength, str(path), problem)

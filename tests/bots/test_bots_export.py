@@ -203,8 +203,10 @@ def test_refuses_version_and_fingerprint_mismatch(
 
 def test_card_for_other_rules_is_refused_for_this_preset(exported: Path, tmp_path: Path) -> None:
     card = _copy_bot(exported, tmp_path / "farkle")
-    _edit_card(card, id="farkle/ppo-turn")
     with pytest.raises(RulesMismatchError, match="ten_thousand"):
+        OnnxBot.from_card(card, rules=preset("farkle"))
+    _edit_card(card, id="farkle/ppo-turn")  # its id now contradicts its rules
+    with pytest.raises(CorruptBotError, match="ten_thousand"):
         OnnxBot.from_card(card, rules=preset("farkle"))
 
 
