@@ -32,6 +32,7 @@ import numpy as np
 
 from greed_env.rules.config import Rules
 from greed_env.solver import three_kernels as k3
+from greed_env.solver.interrupts import check as check_interrupt
 from greed_env.solver.model import RollTables, SolverError, check_supported, roll_tables
 from greed_env.solver.objectives import DEFAULT_TOL, cap_eps
 from greed_env.solver.progress import counter
@@ -164,26 +165,47 @@ def _units(rules: Rules, tb: RollTables) -> tuple[int, int]:
 
 
 def three_cost(rules: Rules) -> float:
-    """Estimated in-turn rows of a solve: the sum of :func:`level_cost`. :func:`solve_three`
-    counts the real rows (``meta["rows"]``); ``docs/three-player.md`` turns rows into CPU time."""
-    return float(level_cost(rules).sum())
+    """Estimated in-turn rows of a solve: the sum of :func:`level_cost`, in closed form (any
+    target at once: a cycle's turn starts are its rotations, so the levels hold every ordered
+    triple of scores once, and the pass of the mover at ``a`` is met ``N**2`` times over ``N``
+    scores). :func:`solve_three` counts the real rows (``meta["rows"]``);
+    ``docs/three-player.md`` turns rows into CPU time."""
+    tb = roll_tables(rules, True)
+    target, thr = _units(rules, tb)
+    mb = max(-(-rules.min_bank // tb.unit), 1)
+    margin = _MARGIN_SHARE * tb.max_keep if rules.final_round else 0.0
+    k = max(target - max(thr, 1), 0)  # scores 1.. held by a player: target - k .. target - 1
+    above = k * (k + 1) // 2 - mb * (mb + 1) // 2 if k > mb else 0
+    rows = max(target, thr if thr > mb else mb) + 1 + k + mb * min(k, mb) + above  # sum over scores
+    n = k + 1
+    return float(n * n * rows + margin * n**3) * _STEPS_PER_CYCLE
 
 
 def level_cost(rules: Rules) -> np.ndarray:
     """Estimated in-turn rows of each level of score sum (index: the sum in units): every turn
     start's pass, from its own score to the target plus the cap past it (with a final round:
     :data:`_MARGIN_SHARE` of the best keep on average), times the policy-iteration steps per
-    cycle. What a level costs is what one machine of a cluster would be handed at once."""
+    cycle. What a level costs is what one machine of a cluster would be handed at once.
+
+    A level's turn starts are the ordered triples of scores summing to it, so the rows are
+    convolutions over the scores (quadratic in the target: ten_thousand's 200 units at once)."""
+    rows, valid, margin = _start_rows(rules)
+    pairs = np.convolve(valid, valid)
+    return (np.convolve(rows, pairs) + margin * np.convolve(valid, pairs)) * _STEPS_PER_CYCLE
+
+
+def _start_rows(rules: Rules) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per score in units: the rows of a turn start's pass by the mover there (0 at scores no
+    player holds), whether a player can hold it, and the mean margin past the target."""
     tb = roll_tables(rules, True)
     target, thr = _units(rules, tb)
-    mb = -(-rules.min_bank // tb.unit)
+    mb = max(-(-rules.min_bank // tb.unit), 1)
+    scores = np.arange(target)
+    valid = ((scores == 0) | (scores >= thr)).astype(float)
+    need = np.where((scores == 0) & (thr > mb), thr, mb)
+    rows = (np.maximum(target - scores, need) + 1) * valid
     margin = _MARGIN_SHARE * tb.max_keep if rules.final_round else 0.0
-    out = np.zeros(3 * target - 2)
-    for level in range(out.shape[0]):
-        cycles = k3.level_cycles(level, target, thr)
-        starts = sum(1 if a == b == c else 3 for a, b, c in cycles)
-        out[level] = (k3.cycle_rows(cycles, target, thr, mb) + margin * starts) * _STEPS_PER_CYCLE
-    return out
+    return rows, valid, margin
 
 
 def final_round_tables(rules: Rules, tb: RollTables, y_max: int, tie: int) -> dict[str, np.ndarray]:
@@ -196,6 +218,7 @@ def final_round_tables(rules: Rules, tb: RollTables, y_max: int, tie: int) -> di
     p_min = float(min(tb.p_bust[1:]))
     y_last = max(6 * target, y_max) + tb.max_keep
     while True:
+        check_interrupt()
         eq2, gt2 = k3.last_turn_tables(y_last, tab, 0.5, tie)
         if eq2[-1] + gt2[-1] <= _LAST_TAIL:
             break
@@ -317,6 +340,7 @@ def _levels(
     mixed: list[MixedTurn] = []
     resolved = 0
     for level in range(3 * (target - 1), -1, -1):
+        check_interrupt()  # a safe point between levels: Ctrl-C ends the solve here
         cycles = k3.level_cycles(level, target, thr)
         if cycles.shape[0] == 0:
             continue

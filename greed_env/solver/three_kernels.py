@@ -125,7 +125,7 @@ def _scratch3(size: int, width: int) -> Any:
     return np.empty(n), np.empty(n), np.empty(n), np.empty(n)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # long at a big target: the interrupt watcher runs meanwhile
 def last_turn_tables(y_max: int, tab: tuple, tau: float, tie: int) -> Any:
     """The last player's final turn, by the points ``y`` it needs to reach the best score.
 
