@@ -15,16 +15,21 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from sb3_contrib import MaskablePPO
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from training_settings import SHORT_RULES, TINY
 
+from greed_env.bots.export import encode_positions, sample_positions
 from greed_env.bots.loader import load as load_bot
+from greed_env.bots.numpy_backend import PolicyBot, load_policy
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.evaluation import evaluate
+from greed_env.evaluation.policy_value import turn_value
 from greed_env.rules import preset
+from greed_env.train.args import rules_from_args
 
 
 def _card(run: Path) -> dict[str, Any]:
@@ -38,6 +43,14 @@ def _eval_steps(run: Path) -> list[float]:
 
 def _actor(state: dict[str, torch.Tensor]) -> list[str]:
     return [k for k in state if "value" not in k]
+
+
+def _check_regret_estimate(ev: dict[str, Any], scored: int) -> None:
+    """A duel evaluation against the optimal bot whose first ``scored`` games were scored: its
+    regret estimate is 0.5 less the regret per scored game (mean per decision x decisions)."""
+    per_game = ev["mean_regret"] * ev["decisions"] / scored
+    assert ev["decisions"] > 0 and per_game > 0.0
+    assert ev["regret_estimate"] == pytest.approx(0.5 - per_game, rel=1e-9)
 
 
 def test_ppo_turn_writes_model_card_logs_checkpoints_and_exports_a_bot(
@@ -58,7 +71,9 @@ def test_ppo_turn_writes_model_card_logs_checkpoints_and_exports_a_bot(
     assert {"obs_spec_version", "action_catalog_version", "wall_time_s", "cpu_time_s", "versions"} <= set(card)
     ev = card["evaluation"]
     assert ev["episodes"] == 16 and ev["optimal"] == pytest.approx(582.317, abs=1e-3) and ev["units"] == "points per turn"
-    assert 0.0 <= ev["exact"] <= ev["optimal"] and ev["exact_ratio"] == pytest.approx(ev["exact"] / ev["optimal"])
+    policy = load_policy(run / "model.zip", rules)  # the card's exact value is the saved policy's
+    assert ev["exact"] == pytest.approx(turn_value(PolicyBot(policy, rules), rules).value, abs=1e-9)
+    assert ev["exact_ratio"] == pytest.approx(ev["exact"] / ev["optimal"])
     assert _eval_steps(run)[0] == 0.0 and len(_eval_steps(run)) == 3  # steps 0, 128 and the final one
     assert json.loads((run / "checkpoints" / "latest.json").read_text())["step"] == 256
     (events,) = list((run / "tb").glob("events.out.tfevents.*"))
@@ -73,7 +88,10 @@ def test_ppo_turn_writes_model_card_logs_checkpoints_and_exports_a_bot(
     assert bot_card["export"]["equivalence_check"] == {**bot_card["export"]["equivalence_check"], "positions": 200, "mismatches": 0}
     assert bot_card["training"]["script"] == "training/ppo_turn.py" and "exact" in bot_card["description"]
     monkeypatch.setenv("GREED_BOTS_PATH", str(tmp_path / "bots"))
-    assert isinstance(load_bot("ten_thousand/tiny-turn", rules), OnnxBot)
+    bot = load_bot("ten_thousand/tiny-turn", rules)
+    assert isinstance(bot, OnnxBot)
+    obs, masks = encode_positions(rules, sample_positions(rules, 500, np.random.default_rng(8)))
+    assert np.array_equal(bot.act_batch(obs, masks), policy.act(obs, masks))  # the ONNX plays the model
 
 
 def test_ppo_turn_refuses_starts_off_the_native_engine_and_leaves_no_folder(
@@ -101,12 +119,17 @@ def test_ppo_duel_against_the_optimal_bot_in_numba_with_starts_shaping_and_the_r
         final_round_warmup=2, score_starts=0.4, score_starts_warmup=2, score_starts_near=0.5,
         features="margin-cross", final_regret_episodes=6, runs_dir=str(tmp_path),
     )  # fmt: skip
-    card = _card(ppo_duel.main(args))
+    run = ppo_duel.main(args)
+    card = _card(run)
     assert card["script"] == "training/ppo_duel.py" and card["objective"] == "duel" and card["seed"] == 3
     assert (card["opponent"], card["shaping"], card["final_round_starts"], card["score_starts"]) == ("optimal", "solver", 0.3, 0.4)
     ev = card["evaluation"]
     assert ev["opponent"] == "optimal" and ev["optimal"] == 0.5 and ev["episodes"] == 16
-    assert 0.0 <= ev["mean"] <= 1.0 and ev["regret_estimate"] <= 0.5 + 1e-9 and ev["decisions"] > 0
+    _check_regret_estimate(ev, scored=6)
+    rules = rules_from_args("ten_thousand", SHORT_RULES)
+    saved = PolicyBot(load_policy(run / "model.zip", rules), rules)
+    again = evaluate(saved, rules, "duel", episodes=16, seed=12_345, regret_episodes=6, opponent="optimal")
+    assert (again.score.mean, again.decisions) == (ev["mean"], ev["decisions"])  # the saved model's result
 
 
 def test_ppo_duel_has_no_final_round_starts_where_the_rules_have_no_final_round(
@@ -171,7 +194,14 @@ def test_ppo_duel_chain_trains_each_stage_from_the_one_before_and_soups_the_bran
     assert _card(left)["args"]["features"] == "margin-cross" and _card(left)["args"]["learning_rate"] == 5e-5
     soup = _card(last)
     assert [m["seed"] for m in soup["members"]] == [12, 22] and soup["args"]["init_from"] == str(first / "model.zip")
-    assert soup["evaluation"]["episodes"] == 16 and "regret_estimate" in soup["evaluation"]
+    assert soup["evaluation"]["episodes"] == 16
+    _check_regret_estimate(soup["evaluation"], scored=4)
+    right = tmp_path / "ten_thousand__duel__right__2"
+    weights = [MaskablePPO.load(r / "model.zip", device="cpu").policy.state_dict() for r in (left, right, last)]
+    assert set(weights[0]) == set(weights[1]) == set(weights[2])
+    assert any(not torch.equal(weights[0][k], weights[1][k]) for k in weights[0])  # the branches differ
+    for name, value in weights[2].items():  # the soup is the mean of its branches, weight by weight
+        assert torch.allclose(value, (weights[0][name] + weights[1][name]) / 2, atol=1e-6), name
     assert json.loads((tmp_path / "bots" / "ten_thousand" / "tiny-duel.json").read_text())["objective"] == "duel"
     # a finished chain is not trained again
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.glob("*/model.zip")}
