@@ -28,9 +28,15 @@ printed as "Exception ignored" and lost.
   exception never starts inside numba's own C code (where it is lost, or worse), and the
   watcher ends a region that reaches no safe point within ``grace`` seconds.
 
+SIGTERM (``kill``, a scheduler's time limit) ends the process at once under :func:`handling`,
+quietly and with status 143 (128 + SIGTERM): the temporary files of writes in progress are
+removed and the worker processes ended first (:func:`exit_now`). Left to its default action,
+it killed the parent alone, and each worker then printed a ``BrokenPipeError`` traceback as it
+sent its result to nobody.
+
 Outside :func:`handling` nothing changes: Python's own handler raises ``KeyboardInterrupt`` as
 usual, :func:`check` raises only after an interrupt recorded by :func:`handling`. A process
-started with SIGINT ignored (a background job of a script) keeps ignoring it.
+started with SIGINT (or SIGTERM) ignored (a background job of a script) keeps ignoring it.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ __all__ = [
     "EXIT_STATUS",
     "GRACE_S",
     "SETTLE_S",
+    "TERM_STATUS",
     "WAKE_S",
     "acknowledge",
     "check",
@@ -75,6 +82,9 @@ own."""
 
 EXIT_STATUS = 130
 """128 + SIGINT, what a shell reports for a command ended by Ctrl-C."""
+
+TERM_STATUS = 128 + signal.SIGTERM
+"""143, what a shell reports for a command ended by SIGTERM."""
 
 
 class _Session:
@@ -144,6 +154,10 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
         return  # deferred; or raised once already: the cleanup it started is not cut short
     session.raised.set()
     raise KeyboardInterrupt
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    exit_now(TERM_STATUS)
 
 
 def report(message: str = "interrupted", stream: TextIO | None = None) -> None:
@@ -216,6 +230,8 @@ def _watch(read_fd: int, session: _Session) -> None:
             data = os.read(read_fd, 64)
             if not data or _STOP in data or not session.active:
                 return
+            if signal.SIGTERM in data:  # the main thread may be in compiled code or a wait
+                exit_now(TERM_STATUS)
             if signal.SIGINT in data and not session.timing:  # the first: later ones add nothing
                 session.timing = True
                 _take_or_end(session)
@@ -265,6 +281,8 @@ def _forget_in_child() -> None:
     _SESSION = _Session()
     with contextlib.suppress(ValueError, OSError):
         signal.set_wakeup_fd(-1)
+        if signal.getsignal(signal.SIGTERM) is _on_sigterm:  # a child ends as SIGTERM ends it
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 if hasattr(os, "register_at_fork"):  # POSIX
@@ -275,7 +293,8 @@ if hasattr(os, "register_at_fork"):  # POSIX
 def handling(
     message: str = "interrupted", stream: TextIO | None = None, grace: float = GRACE_S, settle: float = SETTLE_S
 ) -> Iterator[None]:
-    """Within the block, Ctrl-C is noticed even inside compiled code (see the module docstring).
+    """Within the block, Ctrl-C is noticed even inside compiled code, and SIGTERM ends the
+    process quietly with its worker processes (see the module docstring).
 
     ``message`` is the line the watcher prints on ``stream`` (default standard error) when it
     ends the process itself; the caller prints its own on ``KeyboardInterrupt`` and calls
@@ -301,6 +320,9 @@ def handling(
         yield
         return
     previous_handler = signal.signal(signal.SIGINT, _on_sigint)
+    previous_term = signal.getsignal(signal.SIGTERM)
+    if previous_term is not signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, _on_sigterm)
     outer = _SESSION
     session = _SESSION = _Session(True, message, stream, grace, settle)
     watcher = threading.Thread(target=_watch, args=(read_fd, session), name="greed-interrupts", daemon=True)
@@ -313,6 +335,7 @@ def handling(
         session.raised.set()
         _SESSION = outer
         signal.signal(signal.SIGINT, previous_handler)
+        signal.signal(signal.SIGTERM, previous_term)
         signal.set_wakeup_fd(previous_fd)
         with contextlib.suppress(OSError):
             os.write(write_fd, _STOP)
