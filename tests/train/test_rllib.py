@@ -9,6 +9,7 @@ moves through the bot protocol.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 import ray
 
+from greed_env.benchmark import get_task, run_task
 from greed_env.bots.loader import load as load_bot
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.rules import apply_roll, legal_moves, new_game, preset
@@ -68,8 +70,10 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
     assert summary["history"][0]["env_steps"] >= 256
     assert (run_dir / summary["checkpoint"] / "rllib_checkpoint.json").is_file()
     (point,) = summary["curve"]
-    assert point["task"] == "ten_thousand/ffa3-threshold-v1"
-    assert point["games"] == 6 and point["low"] <= point["share"] <= point["high"]
+    assert point["task"] == "ten_thousand/ffa3-threshold-v1" and point["fair_share"] == pytest.approx(1 / 3)
+    assert point["games"] == 6 and (point["low"], point["high"]) == (
+        point["share"] - point["ci95"], point["share"] + point["ci95"]
+    )
     assert (run_dir / "curve.csv").read_text().splitlines()[0].startswith("iteration,env_steps")
     card_path = run_dir / summary["bot_card"]
     card = json.loads(card_path.read_text())
@@ -78,6 +82,10 @@ def test_one_selfplay_iteration_checkpoints_and_exports_a_bot(
     assert card["evaluation"] == summary["evaluation"] and card["evaluation"][0]["games"] == 2
     assert card_path.parent == run_dir / "bots" / "ten_thousand"
     bot = OnnxBot.from_card(card_path, rules=preset("ten_thousand"))
+    # the point is the run's policy (one iteration: the checkpoint the bot was exported from)
+    # on the task's first six games, replayed here with the task's own seeds
+    again = run_task(dataclasses.replace(get_task(point["task"]), games=6), str(card_path.with_suffix(".onnx")))
+    assert (again.value, again.ci95) == pytest.approx((point["share"], point["ci95"]), abs=1e-12)
     monkeypatch.setenv("GREED_BOTS_PATH", str(run_dir / "bots"))
     assert isinstance(load_bot("ten_thousand/rllib-selfplay"), OnnxBot)
     rules = bot.rules
