@@ -74,6 +74,16 @@ def test_race_of_the_optimal_bot_has_zero_regret() -> None:
     assert res.worst_regret == pytest.approx(0.0, abs=1e-9)
 
 
+def test_a_slow_racer_needs_the_turns_its_regret_adds_to_the_optimum() -> None:
+    """A race counts turns (lower is better): the regret estimate is the optimum *plus* the
+    turns the decisions gave up, and lands on the simulated mean, 1.2 turns above the optimum."""
+    res = evaluate("threshold:300", SHORT, "race", episodes=400, seed=5, regret_episodes=400)
+    assert res.regret_estimate is not None and res.mean_regret > 0.0
+    assert res.regret_estimate.low > res.optimal + 1.0 and res.score.low > res.optimal + 1.0
+    gap = abs(res.regret_estimate.mean - res.score.mean)
+    assert gap < res.score.half_width + res.regret_estimate.half_width
+
+
 def test_duel_optimal_against_optimal_is_even_and_seats_balance() -> None:
     """Seats alternate, so the optimal bot against itself wins half its games, although the
     first player of this short game wins 55.2% (the duel table's headline) and here seat 0
@@ -89,8 +99,12 @@ def test_duel_optimal_against_optimal_is_even_and_seats_balance() -> None:
     assert abs(res.score.mean - 0.5) < 3.29 * se, res.score
     assert optimal_value(seat0, "duel") - 0.5 > 4 * 3.29 * se  # what a bot kept in seat 0 would show
     assert res.worst_regret == pytest.approx(0.0, abs=1e-9)
-    weak = evaluate("threshold:2000", SHORT, "duel", episodes=300, seed=6, regret_episodes=40)
+    weak = evaluate("threshold:2000", SHORT, "duel", episodes=400, seed=6, regret_episodes=400)
     assert weak.score.high < 0.5 and weak.mean_regret > 0.0
+    # against the optimal bot the win rate is estimated as 0.5 less the regret per game too
+    assert weak.regret_estimate is not None and weak.regret_estimate.high < 0.5
+    gap = abs(weak.regret_estimate.mean - weak.score.mean)
+    assert gap < weak.score.half_width + weak.regret_estimate.half_width
     table = weak.decisions_table
     assert len(table["lead"]) == len(table["final"]) == weak.decisions
     assert table["final"].any() and (table["lead"] < 0).any() and (table["lead"] > 0).any()
