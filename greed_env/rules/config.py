@@ -656,7 +656,12 @@ def _check_game(r: Rules) -> None:
         r.entry_threshold,
     )
     _check(r.entry_scope in ENTRY_SCOPES, "entry_scope", " | ".join(ENTRY_SCOPES), r.entry_scope)
-    _check(r.min_bank >= 0, "min_bank", ">= 0", r.min_bank)
+    _check(  # a bank above the target would win nothing the target does not, or (exact) never
+        r.min_bank >= 0 and (r.min_bank <= r.target or r.target == 0),
+        "min_bank",
+        "0..target (a turn that must bank more than the target: no game would end with a winner)",
+        r.min_bank,
+    )
 
 
 def _check_scoring(r: Rules) -> None:
@@ -917,7 +922,7 @@ def preset_names() -> list[str]:
     return sorted(PRESETS)
 
 
-def preset(name: str, **overrides: Any) -> Rules:
+def preset(name: str, /, **overrides: Any) -> Rules:
     """The named preset (case and surrounding spaces ignored, as bot names are), with
     `overrides` applied (each validated).
 
@@ -977,14 +982,20 @@ def rules_from_args(base: str | Rules, sets: Sequence[str] | None = ()) -> Rules
     3000
 
     Raises:
-        RulesError: an unknown preset or field, a bad value, an item without ``=``; when an
-            override breaks a field the user did not set (``--set num_dice=1`` leaves a six-dice
+        RulesError: an unknown preset or field, a bad value, an item without ``=``, ``name``
+            (the rule book's name is no rule: ``--rules`` picks the book); when an override
+            breaks a field the user did not set (``--set num_dice=1`` leaves a six-dice
             straight), the message names the ``--set`` and the field it conflicts with.
     """
     try:
         overrides = parse_sets(sets)
     except ValueError as exc:
         raise RulesError(str(exc)) from None
+    if "name" in overrides:
+        raise RulesError(
+            f"--set name={overrides['name']}: the name is not a rule to change; pick the rule book by its "
+            f"preset name ({', '.join(preset_names())}) and change its fields with --set"
+        )
     try:
         return preset(base, **overrides) if isinstance(base, str) else base.replace(**overrides)
     except RulesError as exc:

@@ -323,10 +323,17 @@ def legal_moves(rules: Rules, state: State) -> list[Move]:
     """Every legal move of a decision node, each once (empty at chance and terminal nodes).
 
     Keeps come first, in the order of :func:`current_keep_options`, with canonical tap orders.
+
+    Raises:
+        TypeError: ``rules`` is not a :class:`Rules` or ``state`` not a :class:`State`.
+        IllegalMove: ``state`` was made by other rules.
     """
-    if state.rules_name is not rules.name and state.rules_name and state.rules_name != rules.name:
-        raise _other_rules(rules, state)
-    ph = state.phase
+    try:
+        if state.rules_name is not rules.name and state.rules_name and state.rules_name != rules.name:
+            raise _other_rules(rules, state)
+        ph = state.phase
+    except AttributeError:
+        raise _not_rules_and_state(rules, state) from None
     if ph == Phase.KEEP:
         moves = list(_keep_table(rules, state.roll, state.carry, state.fresh, state.bar)[1])
         if can_reroll_all(rules, state):
@@ -395,12 +402,28 @@ class _Generator(Protocol):
 
 
 def sample_roll(rules: Rules, state: State, rng: Any) -> tuple[int, ...]:
-    """Draw the chance node's outcome from ``rng`` (numpy Generator or random.Random)."""
-    k = 1 if state.phase == Phase.ORDER_ROLL else state.dice
+    """Draw the chance node's outcome from ``rng`` (numpy Generator or random.Random).
+
+    Raises:
+        TypeError: ``rng`` is neither (None, a seed: make one with ``numpy.random.default_rng(seed)``).
+        IllegalMove: ``state`` is not a chance node.
+    """
+    try:
+        k = 1 if state.phase == Phase.ORDER_ROLL else state.dice
+    except AttributeError:
+        raise _not_rules_and_state(rules, state) from None
     if state.phase not in (Phase.ORDER_ROLL, Phase.ROLL):
         raise IllegalMove("not a chance node: no dice are waiting to be rolled", rule="not-chance")
     # one uniform draw in [0, 6**k) read as k base-6 digits: k independent fair dice
-    code = int(rng.integers(6**k)) if hasattr(rng, "integers") else rng.randrange(6**k)
+    if hasattr(rng, "integers"):
+        code = int(rng.integers(6**k))
+    elif hasattr(rng, "randrange"):
+        code = rng.randrange(6**k)
+    else:
+        raise TypeError(
+            f"rng must be a numpy Generator or a random.Random, got {rng!r}; "
+            "make one from a seed with numpy.random.default_rng(seed)"
+        )
     return _DECODE[k][code] if k <= _DECODE_MAX else _decode(code, k)
 
 
@@ -642,7 +665,8 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
     if state.rules_name is not rules.name and state.rules_name and state.rules_name != rules.name:
         raise _other_rules(rules, state)
     canonical = _CANONICAL_ROLLS.get(roll) if type(roll) is tuple else None
-    if canonical is None:
+    # 1.0 and True equal 1 (and hash alike): an equal tuple of other types is checked face by face
+    if canonical is not roll and (canonical is None or not all(type(f) is int for f in roll)):
         roll = tuple(sorted(_as_faces(roll)))
         canonical = _CANONICAL_ROLLS.get(roll, roll)
     roll = canonical
@@ -659,7 +683,7 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
             s = state._replace(contenders=(), order_rolls=())
             return _begin_turn(rules, s, tied[0], event=f"rolls {roll[0]}; player {tied[0]} starts")
         return state._replace(
-            contenders=tied, order_rolls=(), player=tied[0], event=f"tie at {top}: roll again"
+            contenders=tied, order_rolls=(), player=tied[0], event=f"rolls {roll[0]}; tie at {top}: roll again"
         )
     if state.phase != Phase.ROLL:
         raise IllegalMove("not a chance node: no dice are waiting to be rolled", rule="not-chance")
@@ -875,12 +899,23 @@ def returns(state: State) -> tuple[float, ...]:
     return tuple(n * x - 1.0 for x in state.shares)
 
 
+def _not_rules_and_state(rules: Any, state: Any) -> TypeError:
+    """The error for arguments that are not a :class:`Rules` and a :class:`State`."""
+    if not isinstance(rules, Rules):
+        return TypeError(f"rules must be a Rules (e.g. preset('ten_thousand')), got {rules!r}")
+    return TypeError(f"state must be a State (e.g. new_game(rules, 2)), got {state!r}")
+
+
 def _as_faces(values: Any) -> tuple[int, ...]:
-    """Faces given as any iterable of integers (numpy integers too); anything else is refused."""
+    """Faces given as any iterable of integers (numpy integers too); anything else (a float, a
+    bool, a string) is refused."""
     import operator
 
     try:
-        return tuple(operator.index(f) for f in values)
+        faces = tuple(values)
+        if any(isinstance(f, bool) for f in faces):
+            raise TypeError("a bool is no face")
+        return tuple(operator.index(f) for f in faces)
     except TypeError:
         raise IllegalMove(f"dice must be integers 1..6, got {values!r}", rule="face") from None
 

@@ -60,6 +60,7 @@ __all__ = [
     "GameRecord",
     "RecordError",
     "Recorder",
+    "distinct_names",
     "load",
     "record_game",
     "replay",
@@ -151,6 +152,14 @@ class GameRecord:
         players = data.get("players") or []
         if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
             raise RecordError("record 'players' must be a list of strings")
+        for seat, name in enumerate(players):
+            if players.index(name) != seat:
+                raise RecordError(
+                    f"record 'players' gives the name {name!r} to seats {players.index(name)} and {seat}: "
+                    "each seat has a name of its own"
+                )
+        if len(players) > num_players:
+            raise RecordError(f"record 'players' names {len(players)} players, the game has {num_players}")
         events = data["events"]
         if not isinstance(events, list):
             raise RecordError("record 'events' must be a list")
@@ -207,7 +216,7 @@ class Recorder:
         self.num_players = num_players
         self.first_player = first_player
         self.seed = seed
-        self.players = tuple(players)
+        self.players = distinct_names(players)
         self.events: list[Event] = []
         self.states: list[State] = [new_game(rules, num_players, first_player)]
 
@@ -262,6 +271,22 @@ class Recorder:
 
 
 MoveChooser = Chooser
+
+
+def distinct_names(names: Sequence[str]) -> tuple[str, ...]:
+    """``names`` with every repeat numbered, so each seat of a record has a name of its own.
+
+    >>> distinct_names(["random", "random", "human", "random"])
+    ('random', 'random#2', 'human', 'random#3')
+    """
+    out: list[str] = []
+    for name in names:
+        shown, k = name, 1
+        while shown in out or (k > 1 and shown in names):
+            k += 1
+            shown = f"{name}#{k}"
+        out.append(shown)
+    return tuple(out)
 
 
 def record_game(
