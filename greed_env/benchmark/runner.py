@@ -338,7 +338,8 @@ def _run_elo(task: Task, rules: Rules, bot: str, workers: int, progress: Progres
             )
     else:
         t = run_tournament(rules, [bot, *refs], task.games, seed=task.seed, workers=workers, anchor="random")
-    row = next(s for s in t.standings if s.bot == bot)
+    shown = t.bots[t.specs.index(bot)]  # a py: bot is shown by its own name
+    row = next(s for s in t.standings if s.bot == shown)
     return TaskResult(
         task.id, task.protocol(), row.elo, 1.96 * row.elo_se,
         {"score_rate": row.rate, "games": row.games, "standings": {s.bot: round(s.elo, 1) for s in t.standings}},

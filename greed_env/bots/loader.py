@@ -77,6 +77,7 @@ from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.bots.optimal import optimal_bot, solver_bot
 from greed_env.bots.registry import find_card, ladder_bot, list_bots
 from greed_env.bots.spec import BotSpec, parse_spec
+from greed_env.files import name_problem
 from greed_env.rules import Rules, preset, preset_names
 
 __all__ = [
@@ -145,6 +146,7 @@ def load(
         )
     parsed = spec if isinstance(spec, BotSpec) else parse_spec(spec)
     check_trusted(parsed, trust_code)
+    _check_file_name(parsed)
     if parsed.preset and parsed.preset not in preset_names():
         raise UnknownBotError(
             f"unknown bot {parsed.text!r}: no rules preset {parsed.preset!r}; presets: {', '.join(preset_names())}"
@@ -194,6 +196,19 @@ def as_bot(bot: Bot | str | BotSpec | None, rules: Rules, default: str = "thresh
     if not isinstance(bot, Bot):
         raise ValueError(f"a bot must be a Bot (with act(rules, state, rng) and a name) or a spec string, got {bot!r}")
     return bot
+
+
+def _check_file_name(parsed: BotSpec) -> None:
+    """Refuse a file spec (a bot file, a ``py:`` file) whose name the file system cannot hold.
+
+    Raises:
+        UnknownBotError: naming the spec (shortened) and the part too long.
+    """
+    if parsed.kind == "file" or (parsed.kind == "python" and parsed.path.endswith(".py")):
+        why = name_problem(Path(parsed.path).expanduser())
+        if why:
+            text = parsed.text if len(parsed.text) <= 60 else f"{parsed.text[:30]}...{parsed.text[-30:]}"
+            raise UnknownBotError(f"bot {text!r}: {why}")
 
 
 def _bot_rules(parsed: BotSpec, rules: Rules | None) -> Rules:
@@ -327,6 +342,7 @@ def spec_card(spec: str | BotSpec) -> dict[str, Any] | None:
         BotLoadError: a bot card that does not read.
     """
     parsed = spec if isinstance(spec, BotSpec) else parse_spec(spec)
+    _check_file_name(parsed)
     if parsed.kind == "file":
         path = Path(parsed.path).expanduser()
         if path.suffix.lower() in (".zip", ".npz"):

@@ -249,6 +249,9 @@ class TournamentResult:
     anchor: str
     anchor_elo: float
     standings: list[Standing] = field(default_factory=list)
+    specs: list[str] = field(default_factory=list)
+    """The bot specs as given, in the order of :attr:`bots` (the names shown: the spec, or a
+    ``py:`` bot's own name)."""
 
     def score_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """``(score[i, j], games[i, j])`` in the order of :attr:`bots`."""
@@ -448,30 +451,66 @@ def run_tournament(
     specs = [b.strip() for b in bots]
     if len(specs) < 2:
         raise ValueError("a tournament needs at least two bots")
-    if len(set(specs)) != len(specs):
-        raise ValueError(f"bots must be distinct, got {specs}")
+    _check_distinct(specs)
     if games < 1:
         raise ValueError(f"games per pair must be >= 1, got {games}")
     if not rules.min_players <= 2 <= rules.max_players:
         raise ValueError(f"{rules.name} does not allow two-player games")
     for s in specs:
         check_trusted(s, trust_code)
-    for s in specs:
-        load(s, rules=rules)
+    labels = _labels(specs, [load(s, rules=rules) for s in specs])
     if anchor is None:
         anchor = next((s for s in specs if _is_random(s)), specs[0])
-    if anchor not in specs:
+    if anchor in specs:
+        anchor = labels[specs.index(anchor)]
+    if anchor not in labels:
         raise ValueError(f"anchor {anchor!r} is not one of the bots {specs}")
     tasks = _tasks(len(specs), games)
     raw = _execute(rules, specs, tasks, seed, workers, progress, f"{rules.name} round robin")
-    pairs = _collect(specs, raw, games)
-    result = TournamentResult(rules, specs, games, seed, pairs, anchor, anchor_elo)
+    pairs = _collect(labels, raw, games)
+    result = TournamentResult(rules, labels, games, seed, pairs, anchor, anchor_elo, specs=specs)
     result.compute_standings()
     return result
 
 
 def _is_random(spec: str) -> bool:
     return parse_spec(spec).kind == "random"
+
+
+def _identity(spec: str) -> tuple[object, ...]:
+    """What makes two specs the same bot: ``random`` and ``RANDOM``, ``threshold-300`` and
+    ``threshold:300``, a heuristic with and without its listing's preset, one file by two paths."""
+    p = parse_spec(spec)
+    if p.kind == "random":
+        return ("random",)
+    if p.kind == "threshold":
+        return ("threshold", p.bank_at, p.keep)
+    if p.kind == "file":
+        return ("file", str(Path(p.path).expanduser().resolve()))
+    if p.kind == "python":
+        return ("python", p.path, p.name)
+    return (p.kind, p.preset, p.name.lower(), p.objective)
+
+
+def _check_distinct(specs: Sequence[str]) -> None:
+    """Refuse two specs of one bot (a pair of copies measures nothing).
+
+    Raises:
+        ValueError: naming both specs.
+    """
+    seen: dict[tuple[object, ...], str] = {}
+    for s in specs:
+        key = _identity(s)
+        if key in seen:
+            raise ValueError(f"bots must be distinct: {seen[key]!r} and {s!r} name the same bot")
+        seen[key] = s
+
+
+def _labels(specs: Sequence[str], bots: Sequence[Bot]) -> list[str]:
+    """The names the tables show: each spec, but a ``py:`` bot's own name (its spec is a module
+    path), unless another bot shows that name."""
+    names = [str(b.name) if parse_spec(s).kind == "python" else s for s, b in zip(specs, bots, strict=True)]
+    return [n if names.count(n) == 1 else s for n, s in zip(names, specs, strict=True)]
 
 
 def _collect(specs: Sequence[str], raw: Iterable[tuple[int, int, float, float, int]], games: int) -> list[PairResult]:

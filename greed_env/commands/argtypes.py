@@ -85,7 +85,7 @@ def positive_float(text: str) -> float:
 def check_output_file(path: str | os.PathLike[str], flag: str, suffixes: tuple[str, ...] = ()) -> Path:
     """Refuse, before any work, an output file that cannot be written.
 
-    The name must fit the file system; ``path`` must not be a folder nor an existing file that
+    The name must be given (not empty) and fit the file system; ``path`` must not be a folder nor an existing file that
     is not a regular one (a device such as ``/dev/full``, a pipe: the atomic rename would
     replace it); with ``suffixes``, its name must end with one of them; its folder must exist,
     be a folder and take a new file (tried, see :func:`greed_env.files.folder_problem`).
@@ -94,6 +94,8 @@ def check_output_file(path: str | os.PathLike[str], flag: str, suffixes: tuple[s
         OutputPathError: naming ``flag`` and the problem.
     """
     given = os.fspath(path)
+    if not given.strip():
+        raise OutputPathError(f"{flag} {given!r}: an empty name; give a file name")
     why = name_problem(given)
     if why:
         raise OutputPathError(f"{flag} {_short(given)}: {why}")
@@ -121,8 +123,8 @@ def check_output_file(path: str | os.PathLike[str], flag: str, suffixes: tuple[s
 
 
 def check_output_dir(path: str | os.PathLike[str], flag: str) -> Path:
-    """Refuse, before any work, an output folder that cannot be made or written: a name too
-    long, an existing file in its place or on its way, a folder (or the nearest existing parent
+    """Refuse, before any work, an output folder that cannot be made or written: an empty name,
+    a name too long, an existing file in its place or on its way, a folder (or the nearest existing parent
     it would be made in) that does not take a new file. A missing folder is fine (it is created
     when written).
 
@@ -130,6 +132,8 @@ def check_output_dir(path: str | os.PathLike[str], flag: str) -> Path:
         OutputPathError: naming ``flag`` and the problem.
     """
     given = os.fspath(path)
+    if not given.strip():
+        raise OutputPathError(f"{flag} {given!r}: an empty name; give a folder name")
     why = name_problem(given)
     if why:
         raise OutputPathError(f"{flag} {_short(given)}: {why}")

@@ -114,7 +114,7 @@ def _run(args: argparse.Namespace) -> int:
                 "hours for most bots); `greed benchmark --list` shows them"
             )
         tasks = match_tasks(args.tasks)
-        out = check_output_dir(args.out, "--out") if args.out else None
+        out = check_output_dir(args.out, "--out") if args.out is not None else None
         check_trusted(args.bot, args.trust_code)
         playable = [t for t in tasks if plays_rules_of(args.bot, t)]
     except (UnknownTaskError, OutputPathError, BotLoadError) as exc:

@@ -225,7 +225,7 @@ def _export(args: argparse.Namespace) -> int:
 def _tournament(args: argparse.Namespace) -> int:
     try:
         rules = rules_from_args(args.rules, args.set)
-        if args.out:
+        if args.out is not None:
             check_output_dir(args.out, "--out")
     except (CommandError, RulesError, OutputPathError) as exc:
         return _fail("tournament", str(exc))
@@ -245,7 +245,7 @@ def _tournament(args: argparse.Namespace) -> int:
         show_traceback(exc, args.debug)
         return _fail("tournament", str(exc))
     print(result.markdown())
-    if args.out:
+    if args.out is not None:
         try:
             paths = result.write(args.out)
         except OSError as exc:

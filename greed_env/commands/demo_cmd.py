@@ -18,6 +18,7 @@ only show that each step works.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -147,11 +148,19 @@ def _bot_game(rules: Any, seed: int, turns_shown: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from greed_env.solver import SolverError, solve  # numba: when the demo runs
+    from greed_env.solver.model import check_supported
+
     try:
         rules = preset(args.rules)
         check_output_dir(args.runs_dir, "--runs-dir")
+        check_supported(rules, "turn")  # steps 2 to 5 measure everything by the turn table
     except (RulesError, OutputPathError) as exc:
         print(f"greed demo: {exc}", file=sys.stderr)
+        return 2
+    except SolverError as exc:
+        print(f"greed demo: --rules {rules.name}: the demo measures the agent by the solver's turn table, "
+              f"which it does not solve here: {exc}", file=sys.stderr)
         return 2
     quick = bool(args.quick)
     steps, eval_turns, duel_games = budget(args)
@@ -164,8 +173,6 @@ def run(args: argparse.Namespace) -> int:
     _bot_game(rules, args.seed, args.turns_shown)
 
     _section("2. Exact solver (dynamic programming over the reference scoring)")
-    from greed_env.solver import SolverError, solve
-
     values: dict[str, float] = {}
     for objective, label, fmt in (
         ("turn", "optimal expected points per turn", "{:,.1f}"),
@@ -211,6 +218,9 @@ def run(args: argparse.Namespace) -> int:
     _section(f"4. Evaluation against the solver ({eval_turns:,} turns each, seeded)")
 
     optimal = values["turn"]
+    # the agent's exact value is the one its training run's final evaluation enumerated (and
+    # printed), under the training's limit on positions; not enumerated twice
+    trained = json.loads((run_dir / "model.json").read_text(encoding="utf-8")).get("evaluation") or {}
     rows = []
     for label, source in (
         ("PPO agent", str(run_dir / "model.zip")),
@@ -224,23 +234,13 @@ def run(args: argparse.Namespace) -> int:
             episodes=eval_turns,
             seed=args.seed + 1,
             regret_episodes=min(eval_turns, 2000),
-            # the solver's own value is known; other bots: every roll enumerated, no noise
-            exact=source != "optimal-turn" and not quick,
-            exact_max_positions=250_000,
+            # the solver's own value is known; the threshold bot: every roll enumerated, no noise
+            exact=source == "threshold:300" and not quick,
+            exact_max_positions=train_args.eval_exact_positions,
         )
         rows.append((label, result))
-    print(
-        f"  {'bot':<30}{'points/turn (95% CI)':>24}{'of optimal':>12}{'optimal moves':>15}"
-        f"{'exact value':>14}{'of optimal':>12}"
-    )
-    for label, result in rows:
-        est = result.score
-        exact = optimal if label.startswith("optimal") else result.exact
-        exact_text = f"{exact:>14,.1f}{exact / optimal:>12.2%}" if exact is not None else f"{'-':>14}{'-':>12}"
-        print(
-            f"  {label:<30}{est.mean:>14,.1f} +- {est.half_width:>6,.1f}"
-            f"{est.mean / optimal:>12.1%}{result.optimal_share:>15.1%}{exact_text}"
-        )
+    for line in evaluation_table(rows, optimal, trained.get("exact")):
+        print(line)
     print(f"  {'optimal value (exact)':<30}{optimal:>14,.1f}")
     print(
         "  exact value: the bot's expected points per turn with every roll enumerated "
@@ -252,6 +252,25 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(f"demo finished in {time.perf_counter() - t_start:.0f} s")
     return 0
+
+
+def evaluation_table(rows: list[tuple[str, Any]], optimal: float, agent_exact: float | None) -> list[str]:
+    """Step 4's table: per bot its simulated value, share of optimal moves and exact value.
+    The PPO agent's exact value is ``agent_exact``, its training run's final one; the optimal
+    bot's is ``optimal``; the others' their result's (``-`` where not enumerated)."""
+    lines = [
+        f"  {'bot':<30}{'points/turn (95% CI)':>24}{'of optimal':>12}{'optimal moves':>15}"
+        f"{'exact value':>14}{'of optimal':>12}"
+    ]
+    for label, result in rows:
+        est = result.score
+        exact = optimal if label.startswith("optimal") else agent_exact if label == "PPO agent" else result.exact
+        exact_text = f"{exact:>14,.1f}{exact / optimal:>12.2%}" if exact is not None else f"{'-':>14}{'-':>12}"
+        lines.append(
+            f"  {label:<30}{est.mean:>14,.1f} +- {est.half_width:>6,.1f}"
+            f"{est.mean / optimal:>12.1%}{result.optimal_share:>15.1%}{exact_text}"
+        )
+    return lines
 
 
 def _duel_section(rules: Any, model: Path, games: int, seed: int, vector: bool = True) -> None:

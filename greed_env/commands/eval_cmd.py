@@ -56,13 +56,19 @@ def _run_eval(ns: argparse.Namespace) -> int:
     try:
         spec = parse_spec(ns.bot)
         check_trusted(spec, ns.trust_code)
-        check_trusted(ns.opponent, ns.trust_code)
+        if ns.opponent is not None:
+            check_trusted(ns.opponent, ns.trust_code)
+        run_dirs = _run_dirs(ns)
         rules, bot = _rules_and_bot(spec, ns)
         card = abilities_of(bot).card
         objective = ns.objective or _objective_from_card(card) or "turn"
-        if ns.out:
+        if ns.opponent is not None and objective != "duel":
+            raise ValueError(
+                f"--opponent {ns.opponent}: an opponent plays in --objective duel only; objective {objective} "
+                "plays the bot alone"
+            )
+        if ns.out is not None:
             check_output_dir(ns.out, "--out")
-        run_dirs = [Path(d) for d in ns.run_dir or []]
         bot_path = Path(ns.bot)
         if not run_dirs and card is not None and (bot_path.parent / "eval.csv").is_file():
             run_dirs = [bot_path.parent]
@@ -76,7 +82,7 @@ def _run_eval(ns: argparse.Namespace) -> int:
                 seed=ns.seed,
                 workers=ns.workers,
                 regret_episodes=ns.regret_episodes,
-                opponent=ns.opponent,
+                opponent=ns.opponent or "optimal",
                 num_players=ns.num_players,
                 progress=bar.update_to if bar else None,
                 exact=ns.exact,
@@ -91,7 +97,7 @@ def _run_eval(ns: argparse.Namespace) -> int:
         show_traceback(exc, ns.debug)
         return _fail(exc)
     summary = result.summary()
-    if ns.out:
+    if ns.out is not None:
         command = "greed eval " + " ".join(shlex.quote(a) for a in ns.argv)
         try:
             path = write_report(result, ns.out, run_dir=run_dirs or None, command=command)
@@ -103,6 +109,26 @@ def _run_eval(ns: argparse.Namespace) -> int:
     else:
         _print_summary(result, summary.get("report"))
     return 0
+
+
+def _run_dirs(ns: argparse.Namespace) -> list[Path]:
+    """The ``--run-dir`` folders, each a training run (an ``eval.csv`` or TensorBoard events),
+    and only with ``--out``, whose report plots them.
+
+    Raises:
+        ValueError: naming the flag and the folder at fault.
+    """
+    dirs = [Path(d) for d in ns.run_dir or []]
+    if dirs and ns.out is None:
+        raise ValueError("--run-dir adds a learning curve to the --out report: give --out DIR too")
+    for d in dirs:
+        if not d.is_dir():
+            raise ValueError(f"--run-dir {str(d)!r}: no such folder")
+        if not (d / "eval.csv").is_file() and next(d.rglob("events.out.tfevents.*"), None) is None:
+            raise ValueError(
+                f"--run-dir {str(d)!r}: not a training run (it holds neither eval.csv nor TensorBoard events)"
+            )
+    return dirs
 
 
 def _rules_and_bot(spec: BotSpec, ns: argparse.Namespace) -> tuple[Rules, Bot]:
@@ -214,7 +240,9 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--workers", type=positive_int, default=2, help="processes playing episodes in parallel")
     ev.add_argument("--seed", type=seed_int, default=0, help="master seed of the episode seeds")
     ev.add_argument("--regret-episodes", type=nonneg_int, default=None, help="episodes whose decisions are scored by the solver (default: min(episodes, 2000))")
-    ev.add_argument("--opponent", default="optimal", help="duel opponent bot spec (optimal: optimal-duel)")
+    ev.add_argument(
+        "--opponent", default=None, help="with --objective duel: the opponent bot spec (default optimal: optimal-duel)"
+    )
     ev.add_argument("--num-players", type=int_at_least(2, 8), default=2, help="duel seats")
     ev.add_argument("--out", default=None, help="directory for report.md and the PNG plots")
     ev.add_argument(

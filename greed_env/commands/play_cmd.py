@@ -27,7 +27,7 @@ from greed_env.bots.loader import load as load_bot
 from greed_env.commands.argtypes import OutputPathError, check_output_file, seed_int
 from greed_env.commands.debug import add_debug_flag, show_traceback
 from greed_env.commands.rules_cmd import CommandError, add_rules_options
-from greed_env.envs.render import record_frames, save_animation
+from greed_env.envs.render import GIF_FPS_RANGE, record_frames, save_animation
 from greed_env.rules.config import Rules, RulesError, rules_from_args
 from greed_env.rules.game import (
     ROLL_FOR_NOTHING,
@@ -336,8 +336,11 @@ def _read_human(
             raise _Quit("quit")
         try:
             return parse_move(ALIASES.get(text, text))
-        except IllegalMove as exc:
-            view.line(f"not understood: {exc}")
+        except IllegalMove:  # the moves of these rules, here: not every kind the engine knows
+            view.line(
+                f"not understood: {line.strip()!r}; legal here: {', '.join(str(m) for m in moves)} "
+                "(a keep in tap order: 1 5 5, 155, keep:1,5,5; ? for help, q to quit)"
+            )
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -351,8 +354,10 @@ def _play(args: argparse.Namespace) -> int:
     n = len(seats)
     if args.first_player is not None and not 0 <= args.first_player < n:
         return _fail("play", f"--first-player must be a seat 0..{n - 1}")
+    if _gif_problem(args):
+        return _fail("play", _gif_problem(args))
     for flag, value, suffixes in (("--record", args.record, ()), ("--save-gif", args.save_gif, (".gif",))):
-        if value:
+        if value is not None:  # an empty name too: it names no file
             try:
                 check_output_file(value, flag, suffixes)
             except OutputPathError as exc:
@@ -360,8 +365,8 @@ def _play(args: argparse.Namespace) -> int:
     if args.hints and any(seat.bot is None for seat in seats):
         _prepare_hints(rules, n)
     seed = args.seed if args.seed is not None else secrets.randbits(32)
-    labels = [s.label for s in seats]
-    rec = Recorder(rules, n, args.first_player, seed, labels)
+    rec = Recorder(rules, n, args.first_player, seed, [s.label for s in seats])
+    labels = list(rec.players)  # a name of its own for each seat: random, random#2
     dice_rng = np.random.default_rng(seed)
     bot_rngs = [np.random.default_rng([seed, 1 + i]) for i in range(n)]
     out = sys.stdout
@@ -413,7 +418,7 @@ def _play(args: argparse.Namespace) -> int:
         view.line("game stopped: interrupted")
         status = EXIT_STATUS
     view.result(rec.state)
-    if args.record:
+    if args.record is not None:
         try:
             path = save(rec.record(), args.record)
         except OSError as exc:
@@ -425,8 +430,8 @@ def _play(args: argparse.Namespace) -> int:
     if broken is not None:  # the record is kept; the one line names the bot and the position
         show_traceback(broken, args.debug)
         return _fail("play", str(broken))
-    if args.save_gif:
-        failed = _write_gif("play", rec.record(), args.save_gif, args.gif_fps)
+    if args.save_gif is not None:
+        failed = _write_gif("play", rec.record(), args.save_gif, args.gif_fps or DEFAULT_GIF_FPS)
         if failed:
             return failed
         view.line(f"animation saved to {args.save_gif}")
@@ -462,7 +467,9 @@ def _prepare_hints(rules: Rules, n_players: int) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    if args.save_gif:
+    if _gif_problem(args):
+        return _fail("replay", _gif_problem(args))
+    if args.save_gif is not None:
         try:
             check_output_file(args.save_gif, "--save-gif", (".gif",))
         except OutputPathError as exc:
@@ -495,8 +502,8 @@ def _replay(args: argparse.Namespace) -> int:
         if turn_ended and not is_over(after):
             view.line(view.scores_text(after))
     view.result(states[-1])
-    if args.save_gif:
-        failed = _write_gif("replay", record, args.save_gif, args.gif_fps)
+    if args.save_gif is not None:
+        failed = _write_gif("replay", record, args.save_gif, args.gif_fps or DEFAULT_GIF_FPS)
         if failed:
             return failed
         view.line(f"animation saved to {args.save_gif}")
@@ -566,18 +573,32 @@ def _add_gif_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--gif-fps",
-        type=_positive_float,
-        default=2.0,
+        type=_gif_fps,
+        default=None,
         metavar="N",
-        help="pictures per second of the GIF (default: %(default)s)",
+        help=f"pictures per second of the --save-gif GIF, {GIF_FPS_RANGE[0]:g} to {GIF_FPS_RANGE[1]:g} "
+        f"(default: {DEFAULT_GIF_FPS:g})",
     )
 
 
-def _positive_float(text: str) -> float:
+DEFAULT_GIF_FPS = 2.0
+
+
+def _gif_fps(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    low, high = GIF_FPS_RANGE
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(
+            f"must be a number from {low:g} to {high:g} (a GIF holds each picture 0.02 s to 655 s), got {text!r}"
+        )
     return value
+
+
+def _gif_problem(args: argparse.Namespace) -> str:
+    """Why the GIF options cannot be used as given (``""`` when they can)."""
+    if args.gif_fps is not None and args.save_gif is None:
+        return "--gif-fps sets the pictures per second of --save-gif: give --save-gif FILE.gif too"
+    return ""

@@ -212,9 +212,12 @@ def _position(args: argparse.Namespace, rules: Any) -> Any:
                if limit else "0 (these rules have no bust penalty)")
         raise ValueError(f"--streak {args.streak}: busts in a row are {why}")
     roll: tuple[int, ...] = ()
-    if args.roll:
+    if args.roll is not None:
+        faces = args.roll.replace(" ", "").split(",")
+        if "" in faces:  # 1,,2 or a trailing comma: a face left out
+            raise ValueError(f"--roll expects faces 1..6 like 1,1,5,2,3,4, one between each comma, got {args.roll!r}")
         try:
-            roll = tuple(sorted(int(x) for x in args.roll.replace(" ", "").split(",") if x))
+            roll = tuple(sorted(int(x) for x in faces))
         except ValueError:
             raise ValueError(f"--roll expects faces 1..6 like 1,1,5,2,3,4, got {args.roll!r}") from None
         if not roll or any(not 1 <= f <= 6 for f in roll):

@@ -40,6 +40,7 @@ from greed_env.rules import Carry, IllegalKeep, Move, Phase, Rules, State, parse
 from greed_env.rules.record import GameRecord, replay
 
 __all__ = [
+    "GIF_FPS_RANGE",
     "KeptDice",
     "TurnLog",
     "picture_size",
@@ -366,6 +367,11 @@ def record_frames(record: GameRecord) -> list[np.ndarray]:
     return frames
 
 
+GIF_FPS_RANGE = (0.01, 50.0)
+"""Pictures per second a GIF can show: its delays are whole hundredths of a second, at least
+two (browsers draw shorter ones slower) and at most 65,535."""
+
+
 def save_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float = 2.0) -> Path:
     """Write ``frames`` (equal-sized RGB arrays) as an animated GIF looping forever.
 
@@ -373,13 +379,15 @@ def save_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float = 
     write leaves no half-written GIF.
 
     Raises:
-        ValueError: no frames, frames of different sizes, or ``fps`` not positive.
+        ValueError: no frames, frames of different sizes, or ``fps`` outside
+            ``GIF_FPS_RANGE`` (a GIF holds each picture 0.02 s to 655 s).
         OSError: the file cannot be written.
     """
     if not frames:
         raise ValueError("no frames to save")
-    if not fps > 0:
-        raise ValueError(f"fps must be positive, got {fps!r}")
+    low, high = GIF_FPS_RANGE
+    if not low <= fps <= high:
+        raise ValueError(f"fps must be a number from {low:g} to {high:g} (a GIF holds each picture 0.02 s to 655 s), got {fps!r}")
     shape = frames[0].shape
     if any(f.shape != shape for f in frames):
         raise ValueError("every frame must have the same size")

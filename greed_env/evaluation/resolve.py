@@ -17,7 +17,7 @@ from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.evaluation.yardstick import yardstick_rules
 from greed_env.rules import Rules
 
-__all__ = ["BotSource", "bot_label", "resolve_bot"]
+__all__ = ["BotSource", "bot_label", "names_optimal_duel", "resolve_bot"]
 
 BotSource = str | os.PathLike | BotSpec | Bot
 
@@ -48,3 +48,17 @@ def bot_label(source: BotSource, bot: Bot) -> str:
     if isinstance(source, str | os.PathLike):
         return os.fspath(source)
     return bot.name
+
+
+def names_optimal_duel(source: BotSource) -> bool:
+    """Whether ``source`` is a spec of the solver's optimal duel bot (``optimal``,
+    ``optimal-duel``, ``optimal:duel``, ``PRESET/optimal-duel``): the opponent against which a
+    duel's regret estimate holds. A bot object is not looked into.
+
+    >>> [names_optimal_duel(s) for s in ("optimal", "farkle/optimal-duel", "optimal-turn", "random")]
+    [True, True, False, False]
+    """
+    if not isinstance(source, BotSpec | str | os.PathLike):
+        return False
+    spec = source if isinstance(source, BotSpec) else parse_spec(os.fspath(source))
+    return spec.kind == "optimal" and spec.objective == "duel"

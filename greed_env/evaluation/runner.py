@@ -24,7 +24,7 @@ from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.evaluation.duel import vector_duel_supported, vector_duel_values
 from greed_env.evaluation.policy_value import EnumerationLimit, TurnValue, turn_value
 from greed_env.evaluation.regret import banked_lead, regret_of
-from greed_env.evaluation.resolve import BotSource, bot_label, resolve_bot
+from greed_env.evaluation.resolve import BotSource, bot_label, names_optimal_duel, resolve_bot
 from greed_env.evaluation.result import EvalResult
 from greed_env.evaluation.stats import Estimate, default_duel_games, mean_ci
 from greed_env.evaluation.yardstick import (
@@ -34,6 +34,7 @@ from greed_env.evaluation.yardstick import (
     yardstick_rules,
 )
 from greed_env.rules import Move, Phase, Rules, State
+from greed_env.rules.config import resolve_rules
 from greed_env.spaces.catalog import ActionCatalog
 
 OBJECTIVES = (*SOLITAIRE_OBJECTIVES, "duel")
@@ -223,7 +224,7 @@ _UNITS = {"turn": "points per turn", "race": "turns to target", "duel": "win rat
 
 def evaluate(
     bot: BotSource,
-    rules: Rules,
+    rules: Rules | str,
     objective: str,
     episodes: int | None = None,
     seed: int = 0,
@@ -244,7 +245,7 @@ def evaluate(
     Args:
         bot: model path, bot spec (a string or a :class:`~greed_env.bots.BotSpec`),
             ``optimal`` or a bot object.
-        rules: the rules (a model's card must name the same rules).
+        rules: the rules, or a preset name (a model's card must name the same rules).
         objective: ``turn``, ``race`` or ``duel``.
         episodes: turns / races / games; default 20,000 for turn and race and
             :func:`default_duel_games` (a 95% half-width of 0.5 points) for duel.
@@ -275,7 +276,9 @@ def evaluate(
             names its own bots.
 
     Raises:
-        ValueError: unknown objective, an episode count outside ``1..MAX_EPISODES``, or ``exact``
+        RulesError: (a ValueError) ``rules`` names no preset.
+        ValueError: unknown objective, an episode count outside ``1..MAX_EPISODES``, a negative
+            ``regret_episodes``, or ``exact``
             with an objective other than ``turn``; with ``exact``, a bot whose move changes with
             its generator and that declares no move probabilities
             (:class:`~greed_env.evaluation.policy_value.SamplingBotError`, before any episode).
@@ -284,8 +287,13 @@ def evaluate(
             made for two-player games (the optimal duel bot).
         UntrustedCodeError: (a BotLoadError) a spec that runs code, with ``trust_code=False``.
     """
+    rules = resolve_rules(rules)
     episodes = _checked_arguments(objective, episodes, workers, seed, exact)
-    regret_n = min(episodes, 2000 if regret_episodes is None else max(0, regret_episodes))
+    if regret_episodes is not None and (
+        isinstance(regret_episodes, bool) or not isinstance(regret_episodes, int) or regret_episodes < 0
+    ):
+        raise ValueError(f"regret_episodes must be a whole number >= 0 (or None), got {regret_episodes!r}")
+    regret_n = min(episodes, 2000 if regret_episodes is None else regret_episodes)
     t0 = time.perf_counter()
     the_bot, name, opp, opp_name = _seated_bots(bot, label, opponent, rules, objective, num_players, trust_code)
     if exact:
@@ -311,7 +319,7 @@ def evaluate(
     ep_regret = np.concatenate([c.episode_regret for c in chunks])[:regret_n]
     table = {key: np.concatenate([getattr(c, key) for c in chunks]) for key in _TABLE_KEYS}
     score, regret_est = _estimates(
-        rules, objective, values, ep_regret, optimal, num_players == 2 and opponent == "optimal"
+        rules, objective, values, ep_regret, optimal, num_players == 2 and names_optimal_duel(opponent)
     )
     reg = table["regret"]
     tol = 1e-9 if objective == "duel" else 1e-6

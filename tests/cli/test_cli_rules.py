@@ -259,7 +259,7 @@ def test_human_play_with_scripted_input(
     )
     assert code == 0 and err == "" and "Traceback" not in out
     assert "legal moves: keep:" in out and "bust" in out.split("legal moves:")[1].splitlines()[0]
-    assert "not understood: cannot read move 'hello'" in out
+    assert "not understood: 'hello'; legal here: keep:" in out  # the moves of these rules, not every kind
     assert "not allowed (phase): move 'bank' is not legal now" in out
     assert "not allowed (face): a die shows 1..6, got 7" in out
     assert f"P0 Ann: [{keep}]" in out
