@@ -3,6 +3,7 @@ the scripts, imports, features, policies, warm starts, self-play."""
 
 from __future__ import annotations
 
+import ast
 import re
 import runpy
 import subprocess
@@ -63,12 +64,63 @@ def test_the_readme_lists_every_script(repo_root: Path) -> None:
         assert f"`{name}.py`" in readme, name
 
 
+SCRIPT_TESTS = {
+    "ppo_duel": "test_training_scripts.py::test_ppo_duel_against_the_optimal_bot_in_numba_with_starts_shaping_and_the_regret_estimate",
+    "ppo_selfplay": "test_training_scripts.py::test_ppo_selfplay_fills_the_snapshot_pool",
+    "ppo_teacher_duel": "test_teacher_scripts.py::test_duel_script_trains_with_the_teacher_and_its_starts",
+    "ppo_teacher_turn": "test_teacher_scripts.py::test_turn_script_trains_with_the_teacher_resumes_and_exports",
+    "ppo_turn": "test_training_scripts.py::test_ppo_turn_writes_model_card_logs_checkpoints_and_exports_a_bot",
+    "progressive_race": "test_training_scripts.py::test_progressive_race_chain_lands_its_stages_on_the_exact_target",
+    "rllib_selfplay": "test_rllib.py::test_one_selfplay_iteration_checkpoints_and_exports_a_bot",
+}
+"""The test that runs each script of ``training/`` to the end and reads the card of its run."""
+
+
+def _loads_script(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` is the call ``load_script("name")``."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "load_script"
+        and [getattr(a, "value", None) for a in node.args] == [name]
+    )  # fmt: skip
+
+
+def _script_fixtures(tree: ast.Module) -> set[str]:
+    """Fixtures of a file that return ``load_script(their own name)``."""
+    return {
+        f.name for f in tree.body if isinstance(f, ast.FunctionDef)
+        and any(isinstance(n, ast.Return) and n.value is not None and _loads_script(n.value, f.name) for n in ast.walk(f))
+    }  # fmt: skip
+
+
+def _runs_and_reads(func: ast.FunctionDef, name: str, fixtures: set[str]) -> bool:
+    """Whether a test calls ``main`` of the script ``name`` (a fixture returning it, or a
+    variable bound to ``load_script(name)``) and names ``training/NAME.py``, the ``script``
+    field of the card its run writes."""
+    modules = {a.arg for a in func.args.args if a.arg == name and name in fixtures}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and _loads_script(node.value, name):
+            modules |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    calls = any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "main"
+        and isinstance(n.func.value, ast.Name) and n.func.value.id in modules
+        for n in ast.walk(func)
+    )  # fmt: skip
+    reads = any(isinstance(n, ast.Constant) and n.value == f"training/{name}.py" for n in ast.walk(func))
+    return calls and reads
+
+
 def test_every_script_has_a_test_that_runs_it(repo_root: Path) -> None:
-    """A script of ``training/`` that no test of this folder names would go stale unnoticed."""
-    here = Path(__file__).name
-    texts = [f.read_text() for f in (repo_root / "tests" / "train").glob("test_*.py") if f.name != here]
-    for name in script_names():
-        assert any(f"def {name}" in text or f"{name}:" in text or f'"{name}"' in text for text in texts), name
+    """A script of ``training/`` that no test runs would go stale unnoticed: each has a test
+    (:data:`SCRIPT_TESTS`) that calls its ``main`` and reads the card its run wrote."""
+    assert set(SCRIPT_TESTS) == set(script_names())
+    folder = repo_root / "tests" / "train"
+    fixtures = _script_fixtures(ast.parse((folder / "conftest.py").read_text()))
+    for name, where in SCRIPT_TESTS.items():
+        file, test = where.split("::")
+        tree = ast.parse((folder / file).read_text())
+        funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+        assert test in funcs, where
+        assert _runs_and_reads(funcs[test], name, fixtures | _script_fixtures(tree)), where
 
 
 def test_rules_overrides() -> None:

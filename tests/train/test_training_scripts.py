@@ -218,7 +218,7 @@ def test_ppo_selfplay_fills_the_snapshot_pool(ppo_selfplay: ModuleType, tmp_path
     run = ppo_selfplay.main(args)
     assert len(list((run / "pool").glob("snap_*.npz"))) >= 2
     card = _card(run)
-    assert card["objective"] == "selfplay3" and card["num_players"] == 3
+    assert card["script"] == "training/ppo_selfplay.py" and card["objective"] == "selfplay3" and card["num_players"] == 3
     assert card["evaluation"]["optimal"] == pytest.approx(1 / 3) and card["evaluation"]["episodes"] == 6
     with pytest.raises(ValueError, match="optimal bot plays duels only"):
         ppo_selfplay.main(ppo_selfplay.Args(**TINY, num_players=3, runs_dir=str(tmp_path)))
