@@ -210,7 +210,7 @@ def _export(args: argparse.Namespace) -> int:
     except (BotLoadError, ValueError, LookupError) as exc:
         return _fail("export", str(exc))
     except ImportError as exc:
-        return _fail("export", f"{exc} (export needs pip install 'greed-env[export]')")
+        return _fail("export", f"{exc} (export needs pip install 'greed-env[train]')")
     print(f"wrote {res.onnx_path} ({res.onnx_path.stat().st_size:,} bytes) and {res.card_path}")
     print(
         f"check: ONNX greedy actions equal MaskablePPO.predict(deterministic=True) on "

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import importlib.util
 import inspect
 import itertools
 import math
@@ -34,10 +35,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
-from greed_env.files import folder_problem
+from greed_env.files import folder_problem, name_problem
 from greed_env.rules.config import rules_from_args
 
 __all__ = [
+    "EXPORTER_MODULES",
     "add_dataclass_arguments",
     "build_parser",
     "check_args",
@@ -234,14 +236,50 @@ def check_args(args: Any) -> None:
     if init_from and not getattr(args, "chain", False) and not Path(init_from).is_file():
         raise ValueError(f"--init-from {init_from}: no such model file")
     export = getattr(args, "export", "")
-    if export and ("/" in export or "\\" in export or export in (".", "..") or export != export.strip()):
+    if export and not _single_name(export):
         raise ValueError(f"--export {export!r}: must be a bot name (no '/', no spaces around it)")
-    runs = Path(args.runs_dir)
-    for part in (runs, *runs.parents):
+    if export:
+        _check_exporter(export)
+        _check_folder("--export-dir", getattr(args, "export_dir", "agents"))
+    name = getattr(args, "run_name", None)
+    if name and not _single_name(name):
+        raise ValueError(f"--run-name {name!r}: must be a folder name inside --runs-dir (no '/', not '..')")
+    _check_folder("--runs-dir", args.runs_dir)
+    too_long = name_problem(Path(args.runs_dir) / name) if name else ""
+    if too_long:
+        raise ValueError(f"--run-name: {too_long}")
+
+
+def _single_name(name: str) -> bool:
+    """Whether ``name`` names one file or folder: no separator, not ``.`` or ``..``, no spaces
+    around it."""
+    return "/" not in name and "\\" not in name and name not in (".", "..") and name == name.strip()
+
+
+EXPORTER_MODULES = ("onnx", "onnxscript", "onnxruntime")
+"""What ``--export`` needs besides torch: the ONNX exporter (``torch.onnx`` with ``onnx`` and
+``onnxscript``) and onnxruntime for the check of the exported bot; the ``train`` extra has them."""
+
+
+def _check_exporter(export: str) -> None:
+    """Refuse ``--export`` before training when the exporter is not installed."""
+    missing = [m for m in EXPORTER_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ValueError(
+            f"--export {export!r}: the ONNX exporter needs {', '.join(missing)}, not installed "
+            "(pip install 'greed-env[train]')"
+        )
+
+
+def _check_folder(flag: str, folder: str) -> None:
+    """Refuse a folder that no file can be written in (a file in its place or on its way, no
+    permission), tried before anything is made."""
+    path = Path(folder)
+    for part in (path, *path.parents):
         if part.exists():
             if not part.is_dir():
-                raise ValueError(f"--runs-dir {args.runs_dir!r}: {part} is a file, not a folder")
+                raise ValueError(f"{flag} {folder!r}: {part} is a file, not a folder")
             break
-    unwritable = folder_problem(runs)  # tried, before the run folder is made
+    unwritable = folder_problem(path)
     if unwritable:
-        raise ValueError(f"--runs-dir {args.runs_dir!r}: {unwritable}")
+        raise ValueError(f"{flag} {folder!r}: {unwritable}")
