@@ -120,7 +120,8 @@ def test_optimal_alone_is_the_duel_bot_everywhere() -> None:
 
 
 def test_tournament_and_eval_accept_what_play_accepts() -> None:
-    result = run_tournament(SMALL, ["threshold", "threshold:400", "farkle5/threshold-300", "optimal", "random"], 2)
+    # threshold and farkle5/threshold-300 are one bot (refused as a pair): a preset's heuristic at 500
+    result = run_tournament(SMALL, ["threshold", "threshold:400", "farkle5/threshold-500", "optimal", "random"], 2)
     assert [p.games for p in result.pairs] == [2] * 10
     for spec in ("threshold:400", "optimal-turn", "bot:farkle5/threshold-300"):
         assert resolve_bot(spec, SMALL, "turn") is not None
