@@ -1,11 +1,13 @@
 """The package layout, which pyproject.toml cannot state: the training scripts of the top-level
 ``training/`` folder ship inside the package as ``greed_env.training``, so an installed
-greed_env runs the same scripts (``greed train NAME``) as a checkout. Everything else is in
-pyproject.toml."""
+greed_env runs the same scripts (``greed train NAME``) as a checkout; the top-level ``web/``
+folder (the JavaScript host and the page of ``greed web``) ships as ``greed_env.web``, found at
+run time with importlib.resources (its files are package data in pyproject.toml). Everything
+else is in pyproject.toml."""
 
 from setuptools import find_namespace_packages, setup
 
 setup(
-    packages=[*find_namespace_packages(include=["greed_env", "greed_env.*"]), "greed_env.training"],
-    package_dir={"greed_env.training": "training"},
+    packages=[*find_namespace_packages(include=["greed_env", "greed_env.*"]), "greed_env.training", "greed_env.web"],
+    package_dir={"greed_env.training": "training", "greed_env.web": "web"},
 )

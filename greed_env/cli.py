@@ -59,6 +59,7 @@ EXAMPLES: dict[str, str] = {
     "export": "greed export runs/solo/model.zip --name my-bot --out bots/",
     "export bundle": "greed export bundle --rules progressive --out progressive.bundle.json",
     "export conformance": "greed export conformance --bot progressive/ppo-duel-kick --positions 10000 --out progressive.vectors.json.gz",
+    "web": "greed web --port 8000",
     "tournament": "greed tournament --rules ten_thousand --bots random,threshold-300,optimal-turn --games 2000",
     "demo": "greed demo --steps 20000",
     "benchmark": "greed benchmark ten_thousand/turn ten_thousand/ffa4 --bot ten_thousand/ppo-turn",
