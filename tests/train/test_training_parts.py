@@ -580,6 +580,35 @@ def test_selfplay_env_passes_the_gymnasium_checker_and_uses_the_pool(tmp_path: P
     assert seats == {0, 1}
 
 
+def test_snapshot_opponents_sample_the_softmax_of_their_logits_over_the_legal_moves() -> None:
+    """A pool snapshot plays at temperature 1: 3,000 seeded draws at a keep decision match
+    ``softmax(logits)`` over the legal moves within 0.03 in total variation (logits 0, 0.5, 1,
+    ... by action id; a softmax at temperature 2 or 0.5 lies more than 0.1 away)."""
+    from greed_env.bots.numpy_backend import NumpyPolicy
+    from greed_env.envs.catalog import ActionCatalog
+    from greed_env.train.selfplay_env import SelfPlayEnv
+
+    env = SelfPlayEnv("ten_thousand", num_players=2)
+    env.reset(seed=3)
+    rng = np.random.default_rng(1)
+    while int(env.action_masks().sum()) < 4:
+        env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    legal = env.action_masks().astype(bool)
+    n = ActionCatalog("ten_thousand").n
+    logits = 0.5 * np.arange(n, dtype=np.float32)
+    env.opponents[env.learner] = NumpyPolicy([], (np.zeros((n, OBS_DIM), np.float32), logits), "tanh")
+
+    def softmax(z: np.ndarray) -> np.ndarray:
+        out = np.zeros(n)
+        out[legal] = np.exp(z[legal] - z[legal].max())
+        return out / out.sum()
+
+    want = softmax(logits.astype(np.float64))
+    assert min(0.5 * np.abs(want - softmax(logits / t)).sum() for t in (2.0, 0.5)) > 0.1
+    draws = np.bincount([env._opponent_action(env.learner) for _ in range(3000)], minlength=n)
+    assert draws[~legal].sum() == 0 and 0.5 * np.abs(draws / draws.sum() - want).sum() < 0.03
+
+
 def test_init_from_a_version_2_catalog_model_starts_each_alternate_keep_from_its_sibling() -> None:
     """A tap-order model made on the version-2 catalog (3,693 actions) warm-starts today's
     (3,696): the old rows stay, and each alternate fill keep starts as a copy of the keep it is
