@@ -32,7 +32,8 @@ from greed_env.bots.play import play_game
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament
 from greed_env.bots.workers import spawn_pool
-from greed_env.evaluation import evaluate, mean_ci
+from greed_env.evaluation import EvalResult, evaluate, mean_ci
+from greed_env.evaluation.policy_value import SamplingBotError
 from greed_env.files import atomic_write_text
 from greed_env.rules import Move, Phase, Rules, State, new_game
 
@@ -292,10 +293,10 @@ def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progr
 
 def _run_turn(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
     exact = parse_spec(bot).kind != "random"
-    r = evaluate(
-        bot, rules, "turn", episodes=task.games, seed=task.seed, workers=workers, exact=exact,
-        exact_max_positions=3_000_000, progress=(lambda d: progress(d, task.games)) if progress else None,
-    )
+    try:
+        r = _evaluate_turn(task, rules, bot, workers, progress, exact)
+    except SamplingBotError:  # its move changes with its generator: refused before any turn
+        r = _evaluate_turn(task, rules, bot, workers, progress, False)
     extra = {
         "optimal": r.optimal,
         "sampled_mean": r.score.mean,
@@ -309,6 +310,15 @@ def _run_turn(task: Task, rules: Rules, bot: str, workers: int, progress: Progre
         return TaskResult(task.id, task.protocol(), r.exact_ratio, 0.0, extra)
     extra["note"] = "not deterministic or too many positions: sampled share"
     return TaskResult(task.id, task.protocol(), r.ratio, r.score.half_width / r.optimal, extra)
+
+
+def _evaluate_turn(
+    task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None, exact: bool
+) -> EvalResult:
+    return evaluate(
+        bot, rules, "turn", episodes=task.games, seed=task.seed, workers=workers, exact=exact,
+        exact_max_positions=3_000_000, progress=(lambda d: progress(d, task.games)) if progress else None,
+    )
 
 
 def _run_duel(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:

@@ -58,7 +58,12 @@ from greed_env.evaluation.duel import (
     vector_duel_supported,
     vector_duel_values,
 )
-from greed_env.evaluation.policy_value import EnumerationLimit, TurnValue, turn_value
+from greed_env.evaluation.policy_value import (
+    EnumerationLimit,
+    SamplingBotError,
+    TurnValue,
+    turn_value,
+)
 from greed_env.evaluation.regret import LEAD_BUCKETS, TURN_BUCKETS, regret_by_situation
 from greed_env.evaluation.report import learning_curve, plot_learning_curves, write_report
 from greed_env.evaluation.resolve import BotSource, resolve_bot
@@ -83,6 +88,7 @@ __all__ = [
     "EnumerationLimit",
     "Estimate",
     "EvalResult",
+    "SamplingBotError",
     "TurnValue",
     "default_duel_games",
     "evaluate",

@@ -4,6 +4,7 @@ and a bot that samples without declaring it refused (greed_env.evaluation.policy
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,7 @@ class Coin:
 
 
 def test_a_sampling_bot_without_a_distribution_is_refused() -> None:
-    with pytest.raises(SamplingBotError, match="'coin' plays .* declares no move probabilities"):
+    with pytest.raises(SamplingBotError, match=r"'coin' plays .* declares no move probabilities"):
         turn_value(Coin(), preset("farkle"))
 
 
@@ -112,3 +113,22 @@ def test_a_sampling_onnx_bot_declares_what_it_samples() -> None:
         assert abs(seen[move] / n - p) < 4 * np.sqrt(p * (1 - p) / n) + 1e-3
     greedy = abilities_of(load("farkle/ppo-turn", rules))
     assert greedy.policy is not None and greedy.move_probabilities is None
+
+
+def test_the_benchmark_samples_the_turns_of_a_bot_it_cannot_enumerate(tmp_path: Path) -> None:
+    """The turn task's documented fallback: the sampled share, where before it valued one draw."""
+    from greed_env.benchmark.runner import run_task
+    from greed_env.benchmark.tasks import get_task
+
+    path = tmp_path / "coin.py"
+    path.write_text(
+        "from greed_env.rules import legal_moves\n\n\n"
+        "class Coin:\n"
+        "    name = 'coin'\n\n"
+        "    def act(self, rules, state, rng):\n"
+        "        moves = legal_moves(rules, state)\n"
+        "        return moves[int(rng.integers(len(moves)))]\n"
+    )
+    result = run_task(get_task("farkle/turn-v1"), f"py:{path}:Coin")
+    assert "sampled share" in result.extra["note"] and result.ci95 > 0
+    assert abs(result.extra["sampled_mean"] - FARKLE_RANDOM_SIMULATED) < 3 * result.extra["sampled_ci95"]
