@@ -30,7 +30,7 @@ from greed_env.bots.loader import check_seats, check_trusted, spec_card, spec_ru
 from greed_env.bots.optimal import optimal_bot
 from greed_env.bots.play import play_game
 from greed_env.bots.spec import parse_spec
-from greed_env.bots.tournament import run_tournament
+from greed_env.bots.tournament import run_tournament, same_bot
 from greed_env.bots.workers import spawn_pool
 from greed_env.evaluation import EvalResult, evaluate, mean_ci
 from greed_env.evaluation.policy_value import SamplingBotError
@@ -340,6 +340,7 @@ them are run through the same Elo task)."""
 
 def _run_elo(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
     refs = list(task.field)
+    bot = next((r for r in refs if same_bot(r, bot)), bot)  # threshold:300 is the field's threshold-300
     if bot in refs:  # the reference bots' own round robin: the same for each of them
         t = _REF_TOURNAMENTS.get(task.id)
         if t is None:

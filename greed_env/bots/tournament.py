@@ -51,6 +51,7 @@ __all__ = [
     "fit_elo",
     "play_match",
     "run_tournament",
+    "same_bot",
     "wilson_interval",
 ]
 
@@ -490,6 +491,15 @@ def _identity(spec: str) -> tuple[object, ...]:
     if p.kind == "python":
         return ("python", p.path, p.name)
     return (p.kind, p.preset, p.name.lower(), p.objective)
+
+
+def same_bot(a: str, b: str) -> bool:
+    """Whether the specs ``a`` and ``b`` name one bot (``threshold-300`` and ``threshold:300``).
+
+    >>> same_bot("RANDOM", "farkle/random"), same_bot("threshold", "threshold-400")
+    (True, False)
+    """
+    return _identity(a) == _identity(b)
 
 
 def _check_distinct(specs: Sequence[str]) -> None:

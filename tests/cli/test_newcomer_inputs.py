@@ -156,6 +156,15 @@ def test_two_specs_of_one_bot_are_refused(bots: str) -> None:
     refused(["tournament", "--rules", "farkle", "--bots", bots, "--games", "2"], "distinct", "the same bot")
 
 
+def test_an_elo_task_reads_another_spelling_of_a_reference_bot_as_that_bot() -> None:
+    """``threshold:300`` on a task whose field holds ``threshold-300`` is that bot, not a second
+    copy the tournament would refuse."""
+    from greed_env.benchmark import Task, run_task
+
+    task = Task("ten_thousand/tiny-elo", 1, "elo", "ten_thousand", 2, ("random", "threshold-300"), 7, 4, "Elo", "tiny")
+    assert run_task(task, "threshold:300").value == run_task(task, "threshold-300").value
+
+
 @pytest.mark.parametrize("roll", ["1,,2", "1,2,", ",5", ""])
 def test_advise_refuses_a_roll_with_a_face_left_out(roll: str) -> None:
     refused(["advise", "--rules", "ten_thousand", "--objective", "turn", f"--roll={roll}"], "--roll")
