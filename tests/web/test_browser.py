@@ -176,7 +176,7 @@ def _play(page: Any, shot: Path | None) -> int:
                 for face in best["taps"]:
                     page.click(f"#dice .die[data-face='{face}'][aria-pressed='false']")
                 page.wait_for_selector("#keeps button.keep")
-                SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+                shot.parent.mkdir(parents=True, exist_ok=True)
                 page.mouse.move(0, 0)  # no hover, no transition half done: the same picture every run
                 page.screenshot(path=str(shot), full_page=True, animations="disabled")
                 shot_taken = True

@@ -87,7 +87,7 @@ function oneLine(error) {
 function showError(text) {
   ui.error.textContent = text;
   ui.error.hidden = false;
-  document.body.dataset.state = 'error';
+  if (!game || game.over) document.body.dataset.state = 'error'; // a game in progress plays on
 }
 
 function clearError() {
@@ -343,8 +343,14 @@ async function advance(g) {
   if (g === game) gameOver(g);
 }
 
+/** Whether the person is to choose in the game `g` (the current one). */
+function personToAct(g) {
+  const state = g.recorder.state;
+  return g === game && !g.over && !isOver(state) && !isChance(state) && state.player === HUMAN;
+}
+
 function humanMove(g, move) {
-  if (g !== game || g.over || document.body.dataset.state !== 'human') return;
+  if (!personToAct(g)) return;
   const legal = legalMoves(g.bundle, g.recorder.state);
   if (!legal.some((m) => m.action === move.action && String(m.taps ?? '') === String(move.taps ?? ''))) return; // never an illegal move
   g.selected = [];
@@ -420,7 +426,7 @@ function renderDice(g, state, mine) {
 }
 
 function toggleDie(g, i) {
-  if (g !== game || document.body.dataset.state !== 'human') return;
+  if (!personToAct(g) || g.recorder.state.phase !== KEEP) return;
   const at = g.selected.indexOf(i);
   if (at >= 0) g.selected.splice(at, 1);
   else g.selected.push(i);
@@ -509,7 +515,7 @@ function statusText(g, state) {
 function render(g) {
   if (g !== game) return;
   const state = g.recorder.state;
-  const mine = !isOver(state) && !isChance(state) && state.player === HUMAN;
+  const mine = personToAct(g);
   const legal = mine ? legalMoves(g.bundle, state) : [];
   document.body.dataset.state = isOver(state) ? 'over' : mine ? 'human' : 'bot';
   document.body.dataset.phase = PHASE_NAMES[state.phase];
@@ -565,9 +571,7 @@ async function main() {
   ui.setup.addEventListener('submit', startGame);
   ui.again.addEventListener('click', () => {
     ui.seed.value = randomSeed();
-    ui.over.hidden = true;
-    ui.seed.focus();
-    ui.setup.scrollIntoView?.({ block: 'start' });
+    startGame();
   });
   ui.exportButton.addEventListener('click', exportRecord);
   ui.preset.addEventListener('change', () => {
