@@ -286,3 +286,12 @@ def test_a_file_of_another_version_shows_one_line(site_url: str, page: Any, path
     line = page.inner_text("#error")
     assert expected in line and "\n" not in line.strip(), line
     assert page.is_disabled("#start")
+
+
+def test_without_chromium_the_test_fails_with_the_line_that_says_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(f"{__name__}.CHROMIUM", tmp_path / "chromium")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # not root: nothing is installed
+    with pytest.raises(pytest.fail.Exception, match=r"apt-get update && apt-get install -y --no-install-recommends chromium"):
+        _install_chromium()
