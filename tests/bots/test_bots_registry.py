@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-from collections.abc import Callable
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -23,7 +23,6 @@ from greed_env.rules import preset, preset_names
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ROOT / "agents"
-PACKAGE_BOTS = ROOT / "greed_env" / "data" / "bots"
 
 
 @pytest.mark.parametrize("name", preset_names())
@@ -109,9 +108,7 @@ def test_optimal_bots_refused_where_the_solver_does_not_model_the_rules() -> Non
 
 def _committed_cards() -> list[Path]:
     cards = []
-    for folder in (AGENTS, PACKAGE_BOTS):
-        if folder.is_dir():
-            cards += [p for p in sorted(folder.glob("*/*.json")) if p.with_suffix(".onnx").is_file()]
+    cards += [p for p in sorted(AGENTS.glob("*/*.json")) if p.with_suffix(".onnx").is_file()]
     return cards
 
 
@@ -131,38 +128,26 @@ def test_committed_bot_cards_are_complete_and_match_their_onnx(card: Path) -> No
     assert bot.name == data["id"]
 
 
-def _ship_bots() -> Any:
-    found = importlib.util.spec_from_file_location("ship_bots", ROOT / "scripts" / "ship_bots.py")
-    assert found is not None and found.loader is not None
-    module = importlib.util.module_from_spec(found)
-    found.loader.exec_module(module)
-    return module
+def test_the_checkout_holds_each_bot_once() -> None:
+    """agents/ is the one copy: the package installs it as greed_env.agents (setup.py)."""
+    assert not (ROOT / "greed_env" / "data" / "bots").exists()
 
 
-def test_shipped_bots_are_the_copy_of_agents(run_script: Callable[..., Any]) -> None:
-    """agents/ is the source; the package data is its copy (python scripts/ship_bots.py)."""
-    run_script("scripts/ship_bots.py", "--check")
-
-
-def test_ship_bots_copies_what_the_registry_reads_and_nothing_else(tmp_path: Path) -> None:
-    ship_bots = _ship_bots()
-    source, shipped = tmp_path / "agents", tmp_path / "data"
-    for rel, data in [("greed/a.json", b"{}"), ("greed/a.onnx", b"x"), ("greed/standings.csv", b"s"),
-                      ("greed/tournament.md", b"report"), ("greed/pairs.csv", b"p")]:
-        (source / rel).parent.mkdir(parents=True, exist_ok=True)
-        (source / rel).write_bytes(data)
-    (shipped / "greed").mkdir(parents=True)
-    (shipped / "greed" / "a.onnx").write_bytes(b"old")
-    (shipped / "greed" / "gone.json").write_bytes(b"{}")
-    assert ship_bots.differences(source, shipped) == [
-        "greed/a.json: in agents/, not shipped",
-        "greed/standings.csv: in agents/, not shipped",
-        "greed/gone.json: shipped, not in agents/",
-        "greed/a.onnx: differs from agents/",
-    ]
-    ship_bots.ship(source, shipped)
-    assert ship_bots.differences(source, shipped) == []
-    assert sorted(p.name for p in (shipped / "greed").iterdir()) == ["a.json", "a.onnx", "standings.csv"]
+def test_a_built_wheel_installs_every_bot(tmp_path: Path) -> None:
+    """The wheel carries the files of agents/ the registry reads, under greed_env/agents/, and
+    nothing of the round robins' reports."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    want = {f"greed_env/agents/{rel.as_posix()}" for rel in registry.shipped_files(AGENTS)}
+    assert want and want <= names, sorted(want - names)[:5]
+    assert not [n for n in names if n.startswith("greed_env/agents/") and n.endswith((".md", "pairs.csv"))]
 
 
 @pytest.mark.parametrize("card", _committed_cards(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.stem}")

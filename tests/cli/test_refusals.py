@@ -29,7 +29,7 @@ from greed_env.rules import (
 )
 from greed_env.solver import SolverError, SolverTable, TableError, load_table, not_converged, solve
 
-BOTS = Path(__file__).resolve().parents[2] / "greed_env" / "data" / "bots"
+BOTS = Path(__file__).resolve().parents[2] / "agents"
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
