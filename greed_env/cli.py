@@ -29,6 +29,8 @@ from greed_env.commands import (
     solve_cmd,
     train_cmd,
 )
+from greed_env.commands.signals import EXIT_STATUS, acknowledge, exit_now, handling, report
+from greed_env.progress import reporting
 
 COMMAND_MODULES = (
     rules_cmd,
@@ -180,11 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    from greed_env.solver.interrupts import EXIT_STATUS, acknowledge, handling, report
-    from greed_env.solver.progress import reporting
-
     # Ctrl-C: one line and status 130, even inside a compiled solve (the watcher of
-    # greed_env.solver.interrupts ends a process whose main thread cannot take it)
+    # greed_env.commands.signals ends a process whose main thread cannot take it)
     try:
         with handling("interrupted", sys.stderr), reporting(sys.stderr):
             return int(args.func(args) or 0)
@@ -206,9 +205,7 @@ def run(argv: Sequence[str] | None = None) -> NoReturn:
     (an ONNX export inside torch's tracer ended in a segmentation fault there).
     """
     code = main(argv)
-    if code == 130:
-        from greed_env.solver.interrupts import exit_now
-
+    if code == EXIT_STATUS:
         exit_now(code)
     sys.exit(code)
 

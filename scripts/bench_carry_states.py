@@ -18,9 +18,9 @@ import threading
 import time
 from collections import Counter
 
+from greed_env.progress import status
 from greed_env.rules import preset
 from greed_env.solver.carry import DEFAULT_MAX_STATES, carry_tables, risk_free_states
-from greed_env.solver.progress import status
 
 
 def _rss_mb() -> float:

@@ -17,10 +17,10 @@ import time
 
 import numpy as np
 
+from greed_env.progress import counter
 from greed_env.rules import preset
 from greed_env.solver import carry_kernels as ck
 from greed_env.solver.carry import carry_tables, rolloff_value
-from greed_env.solver.progress import counter
 
 
 def main(argv: list[str] | None = None) -> int:

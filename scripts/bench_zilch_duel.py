@@ -19,11 +19,11 @@ import time
 
 import numpy as np
 
+from greed_env.progress import counter
 from greed_env.rules import preset
 from greed_env.solver import kernels
 from greed_env.solver.model import needs_full_tables, roll_tables
 from greed_env.solver.objectives import _floor_units
-from greed_env.solver.progress import counter
 
 
 def main(argv: list[str] | None = None) -> int:

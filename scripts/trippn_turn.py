@@ -21,9 +21,9 @@ import threading
 import time
 from pathlib import Path
 
+from greed_env.progress import status
 from greed_env.rules import preset
 from greed_env.solver.carry import DEFAULT_MAX_STATES, carry_tables, solve_exact_turn
-from greed_env.solver.progress import status
 
 PACKAGE_TABLES = Path(__file__).resolve().parents[1] / "greed_env" / "data" / "tables"
 # Progressive's duel at full size (docs/results.md, Solver): rows of in-turn passes it runs and

@@ -34,6 +34,7 @@ from greed_env.commands.argtypes import (
 )
 from greed_env.commands.debug import add_debug_flag, show_traceback
 from greed_env.commands.rules_cmd import CommandError, add_rules_options
+from greed_env.interrupts import deferred
 from greed_env.rules.config import RulesError, rules_from_args
 
 __all__ = ["WIDTH", "register"]
@@ -186,8 +187,6 @@ def _export(args: argparse.Namespace) -> int:
     except (CommandError, RulesError, OutputPathError) as exc:
         return _fail("export", str(exc))
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()] if args.opponents else None
-    from greed_env.solver.interrupts import deferred  # the solver (numba): lazily
-
     try:
         # deferred: a KeyboardInterrupt raised inside torch's tracer or an extension's import
         # (onnx) can crash the process; Ctrl-C ends the export within seconds all the same

@@ -27,6 +27,7 @@ from greed_env.bots.loader import load as load_bot
 from greed_env.commands.argtypes import OutputPathError, check_output_file, seed_int
 from greed_env.commands.debug import add_debug_flag, show_traceback
 from greed_env.commands.rules_cmd import CommandError, add_rules_options
+from greed_env.commands.signals import EXIT_STATUS, acknowledge
 from greed_env.envs.render import GIF_FPS_RANGE, record_frames, save_animation
 from greed_env.rules.config import Rules, RulesError, rules_from_args
 from greed_env.rules.game import (
@@ -344,8 +345,6 @@ def _read_human(
 
 
 def _play(args: argparse.Namespace) -> int:
-    from greed_env.solver.interrupts import EXIT_STATUS, acknowledge  # the solver (numba): lazily
-
     try:
         rules = rules_from_args(args.rules, args.set)
         seats = parse_players(args.players, rules)

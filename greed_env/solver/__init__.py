@@ -25,8 +25,9 @@ import contextlib
 import json
 from typing import Any, TextIO
 
+from greed_env import interrupts
+from greed_env import progress as prog
 from greed_env.rules.config import PRESETS, Rules, resolve_rules
-from greed_env.solver import interrupts
 from greed_env.solver.bot import OptimalBot
 from greed_env.solver.model import SolverError, check_supported
 from greed_env.solver.size import SolveTooBigError, check_size, estimate
@@ -59,9 +60,10 @@ def solve(
 ) -> SolverTable:
     """Solve ``objective`` under ``rules`` (a :class:`Rules` or a preset name).
 
-    ``progress``: a stream on which a bar with the time left is drawn while solving (default:
-    the stream of :func:`greed_env.solver.progress.report_to`, which the ``greed`` command
-    sets to standard error; None there: silent). Its first line gives the estimate of
+    ``progress``: a stream on which a bar with the time left is drawn while solving
+    (:func:`greed_env.progress.showing`; default: the stream of
+    :func:`greed_env.progress.report_to`, which the ``greed`` command sets to standard error;
+    None there: silent). Its first line gives the estimate of
     :func:`greed_env.solver.size.estimate` (positions, memory, time).
 
     Options: ``tol`` (convergence tolerance, default 1e-12), ``cap`` (turn objective: points
@@ -71,9 +73,9 @@ def solve(
     limits of :func:`greed_env.solver.size.check_size` (the machine's memory, a day) is refused
     before it starts unless ``force``.
 
-    Under the ``greed`` command's interrupt handling (:mod:`greed_env.solver.interrupts`) the
-    solve is a deferred region: Ctrl-C is raised between its passes, or the process ends
-    within seconds when a compiled pass holds it.
+    The solve is a deferred region of :mod:`greed_env.interrupts`: under the ``greed``
+    command's signal handling (:mod:`greed_env.commands.signals`) Ctrl-C is raised between its
+    passes, or the process ends within seconds when a compiled pass holds it.
 
     Raises:
         SolverError: unknown objective, or a rule variant or size the solver does not handle.
@@ -97,13 +99,12 @@ def solve(
             raise SolveTooBigError(
                 f"{exc}; `{solve_command(rules, objective, key)} --force` solves it anyway", exc.size
             ) from None
-    from greed_env.solver import progress as prog
-
     prog.begin()
     stream = progress if progress is not None else prog.default_stream()
+    title = f"solving the {objective} table for {rules.name} ({rules.fingerprint})"
     try:
         with interrupts.deferred(), (
-            contextlib.nullcontext() if stream is None else prog.solving(rules, objective, stream, about=size.describe())
+            contextlib.nullcontext() if stream is None else prog.showing(title, stream, about=size.describe())
         ):
             table = _solve(rules, objective, key, opts)
             prog.finish()
@@ -249,7 +250,7 @@ def load_table(
     ``opts`` are solver options (``cap``, ``floor``, ``tol``); the default lookup finds only
     tables solved without them and refuses one whose metadata says it did not converge. With
     ``progress`` (a stream, e.g. ``sys.stderr``; default that of
-    :func:`greed_env.solver.progress.report_to`) a table solved now draws its progress there.
+    :func:`greed_env.progress.report_to`) a table solved now draws its progress there.
 
     Raises:
         TableError: a file exists but is corrupt, for other rules or options, or not

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env import progress
 from greed_env.rules.config import Rules
 from greed_env.rules.game import (
     BANK,
@@ -51,7 +52,6 @@ from greed_env.rules.game import (
 )
 from greed_env.rules.scoring import EMPTY_CARRY, Carry
 from greed_env.solver import carry_kernels as ck
-from greed_env.solver import progress
 from greed_env.solver.keeps import carry_keeps
 from greed_env.solver.kernels import level_work
 from greed_env.solver.model import SolverError, check_supported, roll_distribution, rules_unit
@@ -586,7 +586,7 @@ _PASSES_PER_SIDE = 2.5  # Newton passes per side of a pair (2.4-2.7 measured, do
 
 def duel_work(target: int) -> tuple[tuple[str, float], ...]:
     """The carry-over duel's stages and their estimated work in in-turn rows, for
-    :func:`greed_env.solver.progress.plan`: the last turns (a pass per score), the roll-off
+    :func:`greed_env.progress.plan`: the last turns (a pass per score), the roll-off
     and the score pairs (a pass per score to find the live ones, then
     :func:`~greed_env.solver.kernels.level_work` times the Newton passes per side)."""
     scores = 0.5 * target * (target + 1)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.progress import counter
 from greed_env.rules.config import Rules
 from greed_env.solver import kernels
 from greed_env.solver.model import (
@@ -30,7 +31,6 @@ from greed_env.solver.model import (
     needs_full_tables,
     roll_tables,
 )
-from greed_env.solver.progress import counter
 from greed_env.solver.table import SolverTable
 
 __all__ = [

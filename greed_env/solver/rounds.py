@@ -33,11 +33,12 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from greed_env import progress
+from greed_env.progress import counter
 from greed_env.rules.config import Rules
-from greed_env.solver import kernels, progress
+from greed_env.solver import kernels
 from greed_env.solver.model import SolverError, check_supported, needs_full_tables, roll_tables
 from greed_env.solver.objectives import DEFAULT_TOL, cap_eps, final_round_caps, reroll_mode
-from greed_env.solver.progress import counter
 from greed_env.solver.table import SolverTable
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 :func:`estimate` counts what the solver will hold and walk from the rules alone: the banked
 scores (or score pairs, with bust streaks and rounds) the table holds, the in-turn rows its
-passes cover (the unit of the progress bar: :mod:`greed_env.solver.progress`) and the arrays
+passes cover (the unit of the progress bar: :mod:`greed_env.progress`) and the arrays
 of the biggest step. Time is rows times a cost per row measured on the solver's own kernels
 (:data:`ROW_SECONDS`, one core), plus a fixed start; it is an order of magnitude, not a
 promise: a machine twice as fast or a second core halves it, a rule with many keeps doubles

@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from greed_env.interrupts import check as check_interrupt
+from greed_env.progress import counter
 from greed_env.rules.config import Rules
 from greed_env.solver import three_kernels as k3
-from greed_env.solver.interrupts import check as check_interrupt
 from greed_env.solver.model import RollTables, SolverError, check_supported, roll_tables
 from greed_env.solver.objectives import DEFAULT_TOL, cap_eps
-from greed_env.solver.progress import counter
 from greed_env.solver.table import SolverTable, TableError
 from greed_env.solver.three_mixed import SELECTIONS, CycleContext, MixedTurn, mixed_cycle
 

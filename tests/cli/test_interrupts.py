@@ -4,9 +4,10 @@ Each command starts as a process of its own session (a terminal's Ctrl-C reaches
 process group: the command and its worker processes) at a size that runs for minutes, and gets
 SIGINT as soon as its first line of work appears on stderr (a solve's first progress line, the
 plan of ``eval``/``benchmark``/``export``, the first progress bar of ``tournament``/``train``),
-never after a fixed sleep. The library side of the mechanism (:mod:`greed_env.solver.interrupts`)
-is tested at the end: deferred regions, and the watcher that ends a process whose main thread
-sits in a compiled loop, removing the temporary file of the write it was making.
+never after a fixed sleep. The mechanism (:mod:`greed_env.commands.signals`, and the safe
+points of :mod:`greed_env.interrupts`) is tested at the end: deferred regions, and the watcher
+that ends a process whose main thread sits in a compiled loop, removing the temporary file of
+the write it was making.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from greed_env import interrupts
+from greed_env.commands import signals
 from greed_env.rules import preset
-from greed_env.solver import interrupts
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOT = (
@@ -137,7 +139,7 @@ def test_ending_at_once_releases_the_pools_semaphores() -> None:
     multiprocessing's resource tracker finds none leaked and prints nothing after 'interrupted'."""
     code = textwrap.dedent("""
         import multiprocessing as mp
-        from greed_env.solver.interrupts import exit_now
+        from greed_env.commands.signals import exit_now
         if __name__ == "__main__":
             pool = mp.get_context("spawn").Pool(2)
             pool.map(abs, [1, 2])
@@ -203,7 +205,7 @@ STUCK = textwrap.dedent(
     import math, signal, sys
     from numba import njit
     from greed_env.files import atomic_write_with
-    from greed_env.solver.interrupts import handling
+    from greed_env.commands.signals import handling
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -261,7 +263,7 @@ def _wait_for(seconds: float) -> None:
 
 def test_deferred_regions_raise_at_their_end_under_handling(python_sigint: None) -> None:
     reached = []
-    with pytest.raises(KeyboardInterrupt), interrupts.handling(**PATIENT):
+    with pytest.raises(KeyboardInterrupt), signals.handling(**PATIENT):
         with interrupts.deferred():
             os.kill(os.getpid(), signal.SIGINT)
             _wait_for(1.0)  # the handler runs in this thread: it records and returns
@@ -273,7 +275,7 @@ def test_deferred_regions_raise_at_their_end_under_handling(python_sigint: None)
 
 
 def test_outside_a_deferred_region_the_interrupt_is_raised_at_once(python_sigint: None) -> None:
-    with pytest.raises(KeyboardInterrupt), interrupts.handling(**PATIENT):
+    with pytest.raises(KeyboardInterrupt), signals.handling(**PATIENT):
         os.kill(os.getpid(), signal.SIGINT)
         _wait_for(5.0)
         pytest.fail("no KeyboardInterrupt")  # pragma: no cover
@@ -291,7 +293,7 @@ def test_without_handling_nothing_changes(python_sigint: None) -> None:
 def test_handling_leaves_an_ignored_sigint_ignored() -> None:
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        with interrupts.handling(**PATIENT):
+        with signals.handling(**PATIENT):
             assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)

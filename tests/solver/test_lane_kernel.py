@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from greed_env.progress import counter
 from greed_env.rules import preset
 from greed_env.solver import carry_kernels as ck
 from greed_env.solver import lane_codegen
 from greed_env.solver.carry import carry_tables, rolloff_value
-from greed_env.solver.progress import counter
 
 
 def test_the_lane_kernel_is_the_generators_output() -> None:

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import io
+import re
+import threading
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
+from greed_env import progress
 from greed_env.cli import main
-from greed_env.rules import Rules, preset
-from greed_env.solver import solve
-from greed_env.solver.kernels import newton_sweeps_left
-from greed_env.solver.progress import (
+from greed_env.progress import (
     advance,
-    bar,
     begin,
     counter,
     default_stream,
@@ -23,35 +23,31 @@ from greed_env.solver.progress import (
     fraction,
     plan,
     reporting,
-    solving,
-    status,
-    watching,
+    showing,
+    snapshot,
 )
-
-
-def test_bar_shows_the_fraction_and_the_time_left() -> None:
-    assert bar(0.25, 10.0, 30.0, width=8) == "[##......]  25%  10 s, about 30 s left"
-    assert bar(1.0, 12.0, 0.0, width=4) == "[####] 100%  12 s"
-    assert bar(None, 3.4) == "3 s"
+from greed_env.rules import Rules, preset
+from greed_env.solver import solve
+from greed_env.solver.kernels import newton_sweeps_left
 
 
 def test_stages_add_up_to_one_monotone_fraction() -> None:
-    seen: list[float | None] = []
     begin()
-    with watching(seen.append, interval=60.0):
-        assert fraction() is None
-        plan(("a", 1.0), ("b", 3.0))
-        counter()[:] = (5.0, 10.0)
-        assert fraction() == pytest.approx(0.125)
-        advance()
-        counter()[:] = (1.0, 3.0)
-        assert fraction() == pytest.approx(0.5)
-        counter()[:] = (1.0, 30.0)  # a total re-estimated upwards holds the bar
-        assert fraction() == pytest.approx(0.5)
-        finish()
-        end()
-        assert fraction() is None
-    assert seen == [0.0, 0.25, 1.0]
+    assert fraction() is None
+    plan(("a", 1.0), ("b", 3.0))
+    assert fraction() == 0.0
+    counter()[:] = (5.0, 10.0)
+    assert fraction() == pytest.approx(0.125)
+    advance()
+    assert fraction() == pytest.approx(0.25)
+    counter()[:] = (1.0, 3.0)
+    assert fraction() == pytest.approx(0.5)
+    counter()[:] = (1.0, 30.0)  # a total re-estimated upwards holds the bar
+    assert fraction() == pytest.approx(0.5)
+    finish()
+    assert fraction() == 1.0
+    end()
+    assert fraction() is None
 
 
 def test_zilch_sweeps_left_follow_the_quadratic_fall_of_the_changes() -> None:
@@ -63,17 +59,30 @@ def test_zilch_sweeps_left_follow_the_quadratic_fall_of_the_changes() -> None:
 
 
 def _solve_watched(rules: Rules, objective: str, **opts: float) -> list[tuple[float, str, float]]:
-    """Solve, sampling every millisecond: (fraction, stage, work done in the stage) triples,
-    read together under the progress lock (compiling a kernel happens before its stage counts:
-    it delays the bar, never fills it)."""
+    """Solve, sampling from another thread every millisecond: (fraction, stage, work done in
+    the stage) triples, read together (compiling a kernel happens before its stage counts: it
+    delays the bar, never fills it)."""
     samples: list[tuple[float, str, float]] = []
+    stop = threading.Event()
 
-    def sample(f: float | None) -> None:
-        if f is not None:
-            samples.append((f, status(), float(counter()[0])))
+    def sample() -> None:
+        while not stop.wait(0.001):
+            f, stage, work = snapshot()
+            if f is not None:
+                samples.append((f, stage, work))
 
-    with watching(sample, interval=0.001):
-        solve(rules, objective, **opts)
+    def end_after_reading() -> None:  # the solve's last reading, 1 once finished
+        samples.append(snapshot())  # type: ignore[arg-type]
+        end()
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        with mock.patch.object(progress, "end", end_after_reading):
+            solve(rules, objective, **opts)
+    finally:
+        stop.set()
+        thread.join()
     return samples
 
 
@@ -111,27 +120,48 @@ def test_the_kernels_count_their_work_to_the_end(name: str, objective: str, targ
 def test_a_captured_stream_gets_a_line_per_tenth_with_the_time_left() -> None:
     stream = io.StringIO()
     rules = preset("zilch").replace(target=1500)
-    with solving(rules, "race", stream, interval=60.0):
-        solve(rules, "race")
+    solve(rules, "race", progress=stream)
+    what = f"solving the race table for zilch ({rules.fingerprint})"
     lines = stream.getvalue().splitlines()
-    assert lines[0] == f"solving the race table for zilch ({rules.fingerprint}) ..."
-    assert lines[-1].startswith(f"solving the race table for zilch ({rules.fingerprint}): done in")
-    # the lines between, driven stage by stage (the clock thread never ticks in a minute):
+    assert lines[0].startswith(f"{what} (about ") and lines[0].endswith(" ...")
+    assert lines[-1].startswith(f"{what}: done in")
+    # the lines between, driven stage by stage (rich's refresh never ticks in a minute):
     # twenty equal stages cross each tenth once, and every line after the first known
     # fraction has a time left
     stream = io.StringIO()
-    with solving(rules, "race", stream, interval=60.0):
+    with showing(what, stream, interval=60.0):
         begin()
         plan(*((f"stage {i}", 1.0) for i in range(20)))
         for _ in range(19):
-            time.sleep(0.001)
+            time.sleep(0.01)
             advance()
         finish()
         end()
     lines = stream.getvalue().splitlines()
+    assert lines[0] == f"{what} ..." and lines[-1].startswith(f"{what}: done in ")
     middle = lines[1:-1]
-    assert [int(ln.split("]")[1].split("%")[0]) for ln in middle] == list(range(10, 100, 10)), lines
-    assert all("left" in ln for ln in middle), lines
+    assert [int(re.search(r" (\d+)% ", ln).group(1)) for ln in middle] == list(range(10, 100, 10)), lines  # type: ignore[union-attr]
+    assert all(ln.startswith(f"{what}: ") for ln in middle), lines
+    assert all(re.search(r"\d:\d\d:\d\d left \(stage \d+\)$", ln) for ln in middle), lines
+    assert "\x1b" not in stream.getvalue()  # no terminal codes in a log
+
+
+def test_a_terminal_gets_a_bar_redrawn_in_place_and_one_line_at_the_end() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    with showing("solving x", stream, about="about 9 positions", interval=0.01):
+        begin()
+        plan(("one", 1.0))
+        counter()[:] = (1.0, 4.0)
+        time.sleep(0.1)
+        finish()
+        end()
+    out = stream.getvalue()
+    assert "25%" in out and "about 9 positions" in out and "\x1b[" in out  # drawn by rich, in place
+    assert out.rstrip().split("\x1b[2K")[-1].startswith("solving x: done in ")  # the bar erased, then the line
 
 
 def test_the_cli_reports_on_stderr_and_restores_silence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from greed_env.progress import counter
 from greed_env.rules import preset
 from greed_env.solver import carry_kernels as ck
 from greed_env.solver import kernels, solve
 from greed_env.solver.carry import carry_tables, rolloff_value
 from greed_env.solver.model import roll_tables
 from greed_env.solver.objectives import turn_arrays, turn_bank
-from greed_env.solver.progress import counter
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "solver_duel_reference.npz"
 

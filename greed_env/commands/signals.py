@@ -1,4 +1,4 @@
-"""Ctrl-C during long compiled work: noticed within seconds, ended with status 130.
+"""How a ``greed`` command ends on Ctrl-C and SIGTERM: within seconds, with one line.
 
 A compiled solver kernel (numba, ``nogil``) runs a whole solve without returning to Python, and
 Python runs its SIGINT handler only in the main thread between bytecodes. Left alone, Ctrl-C
@@ -22,11 +22,12 @@ printed as "Exception ignored" and lost.
   writes in progress (:func:`greed_env.files.discard_pending`), ends worker processes, prints
   the message and exits with status 130. Nothing is half-written: every file the package
   writes appears by a rename, or not at all.
-* *deferred* regions (:func:`deferred`; :func:`greed_env.solver.solve` runs in one): there the
-  handler only records the interrupt and the code raises ``KeyboardInterrupt`` at its next
-  safe point (:func:`check`: between the stages of a solve, at the end of the region), so an
-  exception never starts inside numba's own C code (where it is lost, or worse), and the
-  watcher ends a region that reaches no safe point within ``grace`` seconds.
+* the record of :mod:`greed_env.interrupts`: inside its *deferred* regions
+  (:func:`greed_env.solver.solve` runs in one) the handler only records the interrupt and the
+  code raises ``KeyboardInterrupt`` at its next safe point (between the stages of a solve, at
+  the end of the region), so an exception never starts inside numba's own C code (where it is
+  lost, or worse), and the watcher ends a region that reaches no safe point within ``grace``
+  seconds.
 
 SIGTERM (``kill``, a scheduler's time limit) ends the process at once under :func:`handling`,
 quietly and with status 143 (128 + SIGTERM): the temporary files of writes in progress are
@@ -35,8 +36,8 @@ it killed the parent alone, and each worker then printed a ``BrokenPipeError`` t
 sent its result to nobody.
 
 Outside :func:`handling` nothing changes: Python's own handler raises ``KeyboardInterrupt`` as
-usual, :func:`check` raises only after an interrupt recorded by :func:`handling`. A process
-started with SIGINT (or SIGTERM) ignored (a background job of a script) keeps ignoring it.
+usual. A process started with SIGINT (or SIGTERM) ignored (a background job of a script) keeps
+ignoring it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import NoReturn, TextIO
 
+from greed_env import interrupts, progress
 from greed_env.files import discard_pending
 
 __all__ = [
@@ -59,12 +61,9 @@ __all__ = [
     "TERM_STATUS",
     "WAKE_S",
     "acknowledge",
-    "check",
-    "deferred",
     "exit_now",
     "handling",
     "report",
-    "requested",
 ]
 
 GRACE_S = 3.0
@@ -88,72 +87,39 @@ TERM_STATUS = 128 + signal.SIGTERM
 
 
 class _Session:
-    """One :func:`handling` block: the interrupt recorded, raised in the main thread and
-    acknowledged by the command, its deferred regions, and how the watcher reports."""
+    """One :func:`handling` block: its record of the interrupt (:mod:`greed_env.interrupts`),
+    whether the command acknowledged it, and how the watcher reports."""
 
     def __init__(
-        self, active: bool = False, message: str = "interrupted", stream: TextIO | None = None,
+        self, record: interrupts.Record, message: str = "interrupted", stream: TextIO | None = None,
         grace: float = GRACE_S, settle: float = SETTLE_S,
     ) -> None:
-        self.requested = threading.Event()
-        self.raised = threading.Event()
+        self.record = record
         self.acknowledged = threading.Event()
-        self.defer = 0
         self.timing = False  # the watcher is timing the main thread's answer to a Ctrl-C
-        self.active = active
         self.message = message
         self.stream = stream
         self.grace = grace
         self.settle = settle
 
+    @property
+    def active(self) -> bool:
+        return self.record.active
 
-_SESSION = _Session()  # outside handling(): nothing is ever recorded
 
-
-def requested() -> bool:
-    """Whether an interrupt has been recorded in the running :func:`handling` block."""
-    return _SESSION.requested.is_set()
+_SESSION: _Session | None = None  # the running handling() block
 
 
 def acknowledge() -> None:
     """The command's handler has caught the interrupt (it prints its line, saves what it must
     and returns 130): the watcher no longer ends the process by itself."""
-    _SESSION.acknowledged.set()
-
-
-def check() -> None:
-    """A safe point: raise ``KeyboardInterrupt`` when an interrupt has been recorded.
-
-    Raises:
-        KeyboardInterrupt: Ctrl-C was pressed under :func:`handling`.
-    """
-    session = _SESSION
-    if session.requested.is_set():
-        session.raised.set()
-        raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def deferred() -> Iterator[None]:
-    """Within the block, an interrupt is only recorded; :func:`check` raises it at the next safe
-    point, and leaving the block is one. Regions nest; outside :func:`handling` this is a no-op
-    besides the final :func:`check`."""
-    session = _SESSION
-    session.defer += 1
-    try:
-        yield
-    finally:
-        session.defer -= 1
-    check()
+    if _SESSION is not None:
+        _SESSION.acknowledged.set()
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    session = _SESSION
-    session.requested.set()
-    if session.defer > 0 or session.raised.is_set():
-        return  # deferred; or raised once already: the cleanup it started is not cut short
-    session.raised.set()
-    raise KeyboardInterrupt
+    if interrupts.take():
+        raise KeyboardInterrupt
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -162,9 +128,10 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 def report(message: str = "interrupted", stream: TextIO | None = None) -> None:
     """Write ``message`` as a line of its own on ``stream`` (default standard error): the
-    progress bars still open (tqdm) are closed first, so none is drawn again after it; a bar
-    drawn in place on a terminal is cleared, and elsewhere, where bars were drawn, the message
-    starts on a new line (a bar cut short mid-draw leaves its line open)."""
+    progress bars still open (a solve's, tqdm's) are closed first, so none is drawn again after
+    it; a bar drawn in place on a terminal is cleared, and elsewhere, where tqdm bars were drawn,
+    the message starts on a new line (a bar cut short mid-draw leaves its line open)."""
+    progress.close_display()
     tqdm_module = sys.modules.get("tqdm")
     if tqdm_module is not None:
         for bar in list(getattr(tqdm_module.tqdm, "_instances", ())):
@@ -185,8 +152,9 @@ def report(message: str = "interrupted", stream: TextIO | None = None) -> None:
 def exit_now(status: int = EXIT_STATUS) -> NoReturn:
     """End the process at once with ``status``, without interpreter shutdown: the temporary
     files of writes in progress are removed, worker processes ended, the standard streams
-    flushed."""
+    flushed, a progress bar on a terminal cleared (it hides the cursor while it draws)."""
     discard_pending()
+    progress.close_display()
     mp = sys.modules.get("multiprocessing")
     if mp is not None:
         for child in mp.active_children():
@@ -267,10 +235,11 @@ def _wake_main_thread() -> None:
 def _take_or_end(session: _Session) -> None:
     """The first Ctrl-C of a session: wake the main thread if a blocking wait holds it, give it
     its grace and settle times, else end the process."""
-    session.requested.set()
-    if not session.raised.wait(WAKE_S) and session.defer == 0:
+    record = session.record
+    record.requested.set()
+    if not record.raised.wait(WAKE_S) and record.defer == 0:
         _wake_main_thread()
-    taken = session.raised.wait(session.grace) and session.acknowledged.wait(session.settle)
+    taken = record.raised.wait(session.grace) and session.acknowledged.wait(session.settle)
     if not taken and session.active:
         _end_now(session)
 
@@ -278,7 +247,7 @@ def _take_or_end(session: _Session) -> None:
 def _forget_in_child() -> None:
     """A forked child does not share the parent's watcher (its thread is not copied)."""
     global _SESSION
-    _SESSION = _Session()
+    _SESSION = None
     with contextlib.suppress(ValueError, OSError):
         signal.set_wakeup_fd(-1)
         if signal.getsignal(signal.SIGTERM) is _on_sigterm:  # a child ends as SIGTERM ends it
@@ -306,7 +275,7 @@ def handling(
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-        or _SESSION.active
+        or _SESSION is not None
     ):
         yield
         return
@@ -323,17 +292,17 @@ def handling(
     previous_term = signal.getsignal(signal.SIGTERM)
     if previous_term is not signal.SIG_IGN:
         signal.signal(signal.SIGTERM, _on_sigterm)
-    outer = _SESSION
-    session = _SESSION = _Session(True, message, stream, grace, settle)
-    watcher = threading.Thread(target=_watch, args=(read_fd, session), name="greed-interrupts", daemon=True)
-    watcher.start()
     try:
-        yield
+        with interrupts.recording() as record:
+            session = _SESSION = _Session(record, message, stream, grace, settle)
+            watcher = threading.Thread(target=_watch, args=(read_fd, session), name="greed-interrupts", daemon=True)
+            watcher.start()
+            try:
+                yield
+            finally:
+                session.acknowledged.set()  # a watcher still waiting returns
     finally:
-        session.active = False
-        session.acknowledged.set()  # a watcher still waiting returns
-        session.raised.set()
-        _SESSION = outer
+        _SESSION = None
         signal.signal(signal.SIGINT, previous_handler)
         signal.signal(signal.SIGTERM, previous_term)
         signal.set_wakeup_fd(previous_fd)
