@@ -1,5 +1,6 @@
 // Runs every model of a manifest written by test_onnx_js.py through web/host/onnx.mjs and
-// compares its logits and greedy actions with onnxruntime's; prints one JSON report.
+// compares its logits and greedy actions with onnxruntime's, and the logits of a run asked for
+// the legal columns only with the full run's; prints one JSON report.
 //
 // usage: node check_onnx.mjs MANIFEST.json
 //        node check_onnx.mjs --load FILE...   (what loading each file says: its error or null)
@@ -40,6 +41,18 @@ function timeSingle(model, obs, dim) {
   return { msPerPosition: (performance.now() - started) / count, cpuMsPerPosition: (used.user + used.system) / 1000 / count };
 }
 
+/** Logits computed only at the legal columns that differ from the full run's (none may). */
+function columnsDiffer(model, obs, batch, full, allMasks, maskWidth, n) {
+  const wanted = Array.from({ length: batch }, (_, i) => {
+    const mask = allMasks.subarray(i * maskWidth, i * maskWidth + n);
+    return [...mask.keys()].filter((k) => mask[k]);
+  });
+  const part = model.run(obs, batch, wanted);
+  let differ = 0;
+  wanted.forEach((ids, i) => ids.forEach((k) => { if (!Object.is(part[i * n + k], full[i * n + k])) differ += 1; }));
+  return differ;
+}
+
 function check(manifest, folder, entry) {
   const positions = manifest.positions[entry.rules];
   const obs = floats(folder, positions.obs);
@@ -72,6 +85,7 @@ function check(manifest, folder, entry) {
       else report.argmaxDiffer += 1;
     }
   }
+  report.columnsDiffer = columnsDiffer(model, obs, batch, got, allMasks, positions.maskWidth, n);
   if (entry.timed) Object.assign(report, timeSingle(model, obs, model.inputDim));
   return report;
 }

@@ -104,6 +104,7 @@ def test_logits_and_greedy_actions_match_onnxruntime(card: Path, reports: dict[s
     assert report["positions"] >= POSITIONS
     assert report["maxScaled"] <= TOLERANCE, f"largest |js - ort| / (1 + |ort|) is {report['maxScaled']:.3g}"
     assert report["argmaxDiffer"] == 0, f"{report['argmaxDiffer']} greedy actions differ from onnxruntime's"
+    assert report["columnsDiffer"] == 0, f"{report['columnsDiffer']} legal logits differ when asked for alone"
 
 
 def test_biggest_model_runs_one_position_quickly(reports: dict[str, dict[str, Any]]) -> None:

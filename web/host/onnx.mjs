@@ -272,11 +272,28 @@ function broadcastDims(...all) {
   return out;
 }
 
+const knownMaps = new Map();
+const KNOWN_MAPS = 256;
+const KNOWN_MAP_SIZE = 1 << 16;
+
 /** For each flat index of `outDims`, the flat index into a tensor of `dims` it reads; null when
- * the dims are equal (identity). */
+ * the dims are equal (identity). Small maps are kept: a graph asks for the same ones at every
+ * run. */
 function indexMap(outDims, dims) {
-  const n = sizeOf(outDims);
   if (dims.length === outDims.length && dims.every((d, k) => d === outDims[k])) return null;
+  const key = `${outDims}|${dims}`;
+  const known = knownMaps.get(key);
+  if (known !== undefined) return known;
+  const map = buildIndexMap(outDims, dims);
+  if (map.length <= KNOWN_MAP_SIZE) {
+    if (knownMaps.size >= KNOWN_MAPS) knownMaps.delete(knownMaps.keys().next().value);
+    knownMaps.set(key, map);
+  }
+  return map;
+}
+
+function buildIndexMap(outDims, dims) {
+  const n = sizeOf(outDims);
   const shift = outDims.length - dims.length;
   const strides = new Array(outDims.length).fill(0);
   let stride = 1;
@@ -494,35 +511,83 @@ function packRows(b, transposed) {
     w = new Float32Array(rows * cols);
     for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) w[c * rows + r] = b.data[r * cols + c];
   }
-  return { n, k, rows: Array.from({ length: n }, (_, j) => w.subarray(j * k, (j + 1) * k)) };
+  return { n, k, data: w };
 }
 
-/** The dot product of a float32 weight row and a float64 input row, summed in float64. */
-function dot(w, x) {
-  const depth = w.length;
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let k = 0;
-  for (; k + 3 < depth; k += 4) {
-    s0 += x[k] * w[k];
-    s1 += x[k + 1] * w[k + 1];
-    s2 += x[k + 2] * w[k + 2];
-    s3 += x[k + 3] * w[k + 3];
+// The dot products are summed in float64, each over k in order. Blocks of four inputs by
+// three weight rows keep twelve sums in registers, so each value loaded serves three or four
+// products: about three times the speed of one dot product at a time on a batch.
+
+/** sums[i + r, j + c] for r < 4, c < 3: four input rows by three weight rows. */
+function block4x3(x, i, w, j, k, n, sums) {
+  const a0 = i * k;
+  const a1 = a0 + k;
+  const a2 = a1 + k;
+  const a3 = a2 + k;
+  const o0 = j * k;
+  const o1 = o0 + k;
+  const o2 = o1 + k;
+  let s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0, s20 = 0, s21 = 0, s22 = 0, s23 = 0;
+  for (let q = 0; q < k; q++) {
+    const x0 = x[a0 + q];
+    const x1 = x[a1 + q];
+    const x2 = x[a2 + q];
+    const x3 = x[a3 + q];
+    let v = w[o0 + q];
+    s00 += v * x0; s01 += v * x1; s02 += v * x2; s03 += v * x3;
+    v = w[o1 + q];
+    s10 += v * x0; s11 += v * x1; s12 += v * x2; s13 += v * x3;
+    v = w[o2 + q];
+    s20 += v * x0; s21 += v * x1; s22 += v * x2; s23 += v * x3;
   }
-  for (; k < depth; k++) s0 += x[k] * w[k];
-  return (s0 + s1) + (s2 + s3);
+  const r = i * n + j;
+  sums[r] = s00; sums[r + 1] = s10; sums[r + 2] = s20;
+  sums[r + n] = s01; sums[r + n + 1] = s11; sums[r + n + 2] = s21;
+  sums[r + 2 * n] = s02; sums[r + 2 * n + 1] = s12; sums[r + 2 * n + 2] = s22;
+  sums[r + 3 * n] = s03; sums[r + 3 * n + 1] = s13; sums[r + 3 * n + 2] = s23;
+}
+
+/** sums[i, j + c] for c < 4: one input row by four weight rows (a batch of one). */
+function block1x4(x, i, w, j, k, n, sums) {
+  const a = i * k;
+  const o0 = j * k;
+  const o1 = o0 + k;
+  const o2 = o1 + k;
+  const o3 = o2 + k;
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (let q = 0; q < k; q++) {
+    const v = x[a + q];
+    s0 += v * w[o0 + q]; s1 += v * w[o1 + q]; s2 += v * w[o2 + q]; s3 += v * w[o3 + q];
+  }
+  const r = i * n + j;
+  sums[r] = s0; sums[r + 1] = s1; sums[r + 2] = s2; sums[r + 3] = s3;
+}
+
+/** The dot product of x[a .. a + k) and w[o .. o + k), summed in order. */
+function dotAt(x, a, w, o, k) {
+  let s = 0;
+  for (let q = 0; q < k; q++) s += x[a + q] * w[o + q];
+  return s;
+}
+
+/** sums[i, j]: one input row by one weight row. */
+function block1x1(x, i, w, j, k, n, sums) {
+  sums[i * n + j] = dotAt(x, i * k, w, j * k, k);
 }
 
 /** The float64 dot products a[i, :] . w[j, :] as an (m, n) row-major array. */
 function denseRows(a, m, packed) {
-  const { n, k, rows } = packed;
-  const inputs = Array.from({ length: m }, (_, i) => Float64Array.from(a.subarray(i * k, (i + 1) * k)));
+  const { n, k, data: w } = packed;
+  const x = Float64Array.from(a.subarray(0, m * k));
   const sums = new Float64Array(m * n);
-  for (let j = 0; j < n; j++) {
-    const w = rows[j];
-    for (let i = 0; i < m; i++) sums[i * n + j] = dot(w, inputs[i]);
+  const m4 = m - (m % 4);
+  const n3 = n - (n % 3);
+  const n4 = n - (n % 4);
+  for (let j = 0; j < n3; j += 3) for (let i = 0; i < m4; i += 4) block4x3(x, i, w, j, k, n, sums);
+  for (let j = n3; j < n; j++) for (let i = 0; i < m4; i++) block1x1(x, i, w, j, k, n, sums);
+  for (let i = m4; i < m; i++) {
+    for (let j = 0; j < n4; j += 4) block1x4(x, i, w, j, k, n, sums);
+    for (let j = n4; j < n; j++) block1x1(x, i, w, j, k, n, sums);
   }
   return sums;
 }
@@ -546,6 +611,31 @@ function gemm(node, [a, b, c], packed) {
   const map = c ? indexMap([m, weights.n], c.dims) : null;
   for (let k = 0; k < sums.length; k++) sums[k] = alpha * sums[k] + (c ? beta * c.data[map ? map[k] : k] : 0);
   return tensor(FLOAT, [m, weights.n], Float32Array.from(sums));
+}
+
+/**
+ * A Gemm that is the graph's output, computed only at the columns asked for: `wanted[i]`
+ * lists the columns of row i; the others are -Infinity. Each sum runs in order in float64, as
+ * in the full product, so each value is the one the full product gives.
+ */
+function gemmColumns(node, [a, , c], packed, wanted) {
+  const { n, k, data: w } = packed;
+  const [m, depth] = a.dims;
+  if (depth !== k) throw new Error(`ONNX Gemm node '${node.name}': inner dims ${depth} and ${k} differ`);
+  if (wanted.length !== m) throw new Error(`ONNX run: ${wanted.length} lists of wanted columns for a batch of ${m}`);
+  const alpha = node.attrs.alpha ?? 1;
+  const beta = node.attrs.beta ?? 1;
+  const map = c ? indexMap([m, n], c.dims) : null;
+  const x = Float64Array.from(a.data);
+  const out = new Float32Array(m * n).fill(-Infinity);
+  for (let i = 0; i < m; i++) {
+    for (const j of wanted[i]) {
+      if (!(Number.isInteger(j) && j >= 0 && j < n)) throw new Error(`ONNX run: column ${j} is outside 0..${n - 1}`);
+      const at = i * n + j;
+      out[at] = alpha * dotAt(x, i * k, w, j * k, k) + (c ? beta * c.data[map ? map[at] : at] : 0);
+    }
+  }
+  return tensor(FLOAT, [m, n], out);
 }
 
 function matMul(node, [a, b], packed) {
@@ -659,17 +749,24 @@ function prepare(node, constants) {
   return null;
 }
 
+/** Whether the node is a Gemm giving the graph's output from packed weights, so that it can
+ * compute only the columns a caller asks for. */
+function byColumns(node, packed, outputName) {
+  return node.opType === 'Gemm' && packed !== null && !node.attrs.transA && node.outputs[0] === outputName;
+}
+
 /** The logits of a batch: each node in turn, from the initializers and the observations. */
-function runPlan({ constants, input, output, steps }, obs, batch) {
+function runPlan({ constants, input, output, steps }, obs, batch, wanted) {
   const data = obs instanceof Float32Array ? obs : Float32Array.from(obs);
   if (!Number.isInteger(batch) || batch < 1 || data.length !== batch * input.dim) {
     throw new Error(`ONNX run: ${data.length} values are not ${batch} observations of ${input.dim}`);
   }
   const values = new Map(constants);
   values.set(input.name, tensor(FLOAT, [batch, input.dim], data));
-  for (const { node, op, packed } of steps) {
+  for (const { node, op, packed, columns } of steps) {
     const args = node.inputs.map((name) => (name ? values.get(name) : null));
-    values.set(node.outputs[0], op(node, args, packed));
+    const partial = wanted && columns;
+    values.set(node.outputs[0], partial ? gemmColumns(node, args, packed, wanted) : op(node, args, packed));
   }
   const result = values.get(output.name);
   if (result.type !== FLOAT || result.dims.length !== 2 || result.dims[0] !== batch) {
@@ -685,8 +782,11 @@ function runPlan({ constants, input, output, steps }, obs, batch) {
  * @property {number} inputDim length of one observation
  * @property {number|null} outputDim length of one row of logits, when the file states it
  * @property {string[]} opTypes the operators the graph uses, sorted
- * @property {(obs: Float32Array|number[], batch: number) => Float32Array} run the logits of a
- *   batch of observations (row-major batch x inputDim), row-major batch x outputDim
+ * @property {(obs: Float32Array|number[], batch: number, wanted?: number[][]) => Float32Array} run
+ *   the logits of a batch of observations (row-major batch x inputDim), row-major batch x
+ *   outputDim. With `wanted` (one list of columns per row, e.g. the legal actions), a graph
+ *   whose output is a Gemm computes only those columns, each value as the full run gives it,
+ *   and the others are -Infinity; any other graph computes every column.
  */
 
 /**
@@ -709,9 +809,12 @@ export function loadOnnx(bytes) {
   checkOrder(graph, [...constants.keys(), input.name]);
   const plan = {
     constants, input, output,
-    steps: graph.nodes.map((node) => ({ node, op: OPERATORS[node.opType], packed: prepare(node, constants) })),
+    steps: graph.nodes.map((node) => {
+      const packed = prepare(node, constants);
+      return { node, op: OPERATORS[node.opType], packed, columns: byColumns(node, packed, output.name) };
+    }),
   };
-  const run = (obs, batch) => runPlan(plan, obs, batch);
+  const run = (obs, batch, wanted = null) => runPlan(plan, obs, batch, wanted);
   const opTypes = [...new Set(graph.nodes.map((n) => n.opType))].sort();
   return Object.freeze({ inputName: input.name, outputName: output.name, inputDim: input.dim, outputDim: output.dim, opTypes, run });
 }
