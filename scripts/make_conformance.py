@@ -39,7 +39,7 @@ BOTS = {
     "farkle5": "farkle5/ppo-duel",
     "zilch": "zilch/ppo-duel",
 }
-"""The bot whose greedy actions each preset's set records: its strongest shipped bot."""
+"""The bot whose greedy actions each preset's set records (Trippn has a turn bot only)."""
 
 
 def make(preset: str, out: Path, bundles: Path | None) -> str:
