@@ -9,6 +9,7 @@ Two kinds of card describe a policy:
       objective (one of CARD_OBJECTIVES, or selfplayN),
       rules (Rules.to_dict()), rules_name, rules_fingerprint,
       obs_spec_version, obs_dim, action_catalog_version, num_actions,
+      bundle_version (the bot bundle a host outside Python plays it with; docs/portable.md),
       onnx: {file, sha256, bytes, input, output, opset, graph},
       training: {...}   # the training run's own card
       evaluation: [...] # measured results (greed_env.bots.tournament.evaluate_bot)
@@ -50,6 +51,7 @@ from greed_env.rules.config import (
     reading_revisions,
     resolve_rules,
 )
+from greed_env.spaces.bundle_format import BUNDLE_VERSION
 from greed_env.spaces.catalog import ActionCatalog, catalog_version
 from greed_env.spaces.observation import OBS_DIM, OBS_SPEC_VERSION, spec_version_reads
 
@@ -342,6 +344,7 @@ def build_card(
         "obs_dim": OBS_DIM,
         "action_catalog_version": versions[0],
         "num_actions": num_actions or catalog.n,
+        "bundle_version": BUNDLE_VERSION,
         "onnx": {
             "file": f"{name}.onnx",
             "sha256": hashlib.sha256(onnx_bytes).hexdigest(),

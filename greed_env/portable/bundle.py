@@ -44,6 +44,7 @@ from greed_env.portable.state_json import STATE_FIELDS, carry_to_json
 from greed_env.rules import Carry, Phase, Rules, resolve_rules
 from greed_env.rules.game import MOVE_KINDS
 from greed_env.rules.scoring import EMPTY_CARRY, has_scoring_keep, keep_options
+from greed_env.spaces.bundle_format import BUNDLE_FORMAT, BUNDLE_VERSION
 from greed_env.spaces.catalog import ActionCatalog, catalog_version, fill_alternates
 from greed_env.spaces.observation import (
     MAX_SEATS,
@@ -66,9 +67,6 @@ __all__ = [
     "write_bundle",
 ]
 
-BUNDLE_FORMAT = "greed_env.bot_bundle"
-BUNDLE_VERSION = 1
-"""Bumped whenever a key of the bundle, or what a host must do with it, changes."""
 
 MAX_TABLE_STATES = 20_000
 """Carry-over states (dice in hand, carry-over) beyond which the keeps are not tabled."""
