@@ -43,6 +43,13 @@ def _run_node(script: str, *args: str, timeout: float = 120) -> Any:
 
 
 @pytest.fixture(scope="session")
+def node() -> str:
+    """The path of ``node`` (a missing node fails the test with the line that says how to
+    install it)."""
+    return _node()
+
+
+@pytest.fixture(scope="session")
 def run_node() -> Callable[..., Any]:
     return _run_node
 
