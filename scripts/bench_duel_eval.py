@@ -2,7 +2,7 @@
 
 ``greed eval --objective duel`` plays a deterministic policy against ``optimal-duel``. The
 Python path steps ``Duel-v0`` environments whose opponent is the reference
-:class:`~greed_env.solver.bot.OptimalBot` (one in-turn pass per turn context, in Python); the
+:class:`~greed_env.solver.optimal_bot.OptimalBot` (one in-turn pass per turn context, in Python); the
 vector path (:func:`greed_env.evaluation.vector_duel_values`) steps batches of games in numba
 with the optimal policy read from :mod:`greed_env.vector.optimal`'s arrays. Both are timed in
 one run on the same bot, with games per second of wall-clock and of process CPU time (median

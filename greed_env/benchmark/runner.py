@@ -27,8 +27,8 @@ from greed_env.bots import load
 from greed_env.bots.base import checked_act
 from greed_env.bots.cards import CARD_FORMAT
 from greed_env.bots.loader import check_seats, check_trusted, spec_card, spec_rules
-from greed_env.bots.optimal import optimal_bot
 from greed_env.bots.play import play_game
+from greed_env.bots.solver_backend import optimal_bot
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament, same_bot
 from greed_env.bots.workers import spawn_pool

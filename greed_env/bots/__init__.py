@@ -11,7 +11,8 @@
 * :mod:`~greed_env.bots.cards`: bot and training cards (read, check, build, summarise);
   :mod:`~greed_env.bots.errors`: the :class:`BotLoadError` family;
 * backends: :mod:`~greed_env.bots.onnx_backend` (onnxruntime), :mod:`~greed_env.bots.numpy_backend`
-  (numpy), :mod:`~greed_env.bots.sb3_backend` (torch); :mod:`~greed_env.bots.optimal` (the solver);
+  (numpy), :mod:`~greed_env.bots.sb3_backend` (torch), :mod:`~greed_env.bots.solver_backend`
+  (the solver's tables);
 * :mod:`~greed_env.bots.registry` (bot folders, listing), :mod:`~greed_env.bots.play` (game
   loop), :mod:`~greed_env.bots.tournament`, :mod:`~greed_env.bots.export`, :mod:`~greed_env.bots.hints`.
 

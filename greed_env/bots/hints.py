@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from greed_env.bots.optimal import solver_bot
+from greed_env.bots.solver_backend import solver_bot
 from greed_env.rules import Move, Rules, State, is_chance, is_over
 
 __all__ = ["default_objective", "format_hints", "hint_lines", "move_values"]

@@ -22,7 +22,7 @@ import numpy as np
 
 from greed_env.abilities import Abilities, NativePlay
 from greed_env.bots.errors import UnknownBotError
-from greed_env.bots.optimal import optimal_bot
+from greed_env.bots.solver_backend import optimal_bot
 from greed_env.rules import Move, Rules, State, legal_moves
 from greed_env.rules.config import resolve_rules
 from greed_env.rules.game import FRESH, ROLL_FIRST, SPLIT, Phase
@@ -67,7 +67,7 @@ class LeaderDuelBot:
         rules: the rules (a preset name or :class:`Rules`); the solver must play their duel
             without carry-over.
         bot: an optimal duel bot for ``rules`` to consult (default: the solver's shared one,
-            :func:`greed_env.bots.optimal.optimal_bot`: its table loaded, or solved on first use).
+            :func:`greed_env.bots.solver_backend.optimal_bot`: its table loaded, or solved on first use).
 
     Raises:
         UnknownBotError: rules with carry-over (Progressive, Trippn), whose duel positions hold

@@ -11,7 +11,7 @@ spec                                bot
 ``threshold-N-keep-most``           ... keeping the most dice (``-keep-fewest``: the fewest)
 ``optimal``                         ``optimal-duel``
 ``optimal-OBJ``, ``optimal:OBJ``    the solver's bot for ``OBJ`` (turn, entry, race, duel)
-                                    under ``rules`` (:class:`~greed_env.bots.optimal.SolverBot`)
+                                    under ``rules`` (:class:`~greed_env.bots.solver_backend.SolverBot`)
 ``leader-duel``                     the optimal duel policy against the leading opponent, for
                                     three or more players (:class:`~greed_env.bots.leader.
                                     LeaderDuelBot`; optimal-duel itself with two)
@@ -74,8 +74,8 @@ from greed_env.bots.errors import (
 from greed_env.bots.leader import LeaderDuelBot
 from greed_env.bots.numpy_backend import PolicyBot, load_policy
 from greed_env.bots.onnx_backend import OnnxBot
-from greed_env.bots.optimal import optimal_bot, solver_bot
 from greed_env.bots.registry import find_card, ladder_bot, list_bots
+from greed_env.bots.solver_backend import optimal_bot, solver_bot
 from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.files import name_problem
 from greed_env.rules import Rules, preset, preset_names

@@ -7,7 +7,7 @@ Ids are ``<rules>/<name>``, where ``<rules>`` is a preset name:
   ``threshold-N-keep-fewest`` (other keep styles). Any whole ``N`` works; the list shows a few.
   Heuristics play any rules, so their id's rules part only places them in listings.
 * exact solver bots, where the solver models the preset: ``optimal-turn``, ``optimal-entry``,
-  ``optimal-race``, ``optimal-duel`` (:mod:`greed_env.bots.optimal`). Listing never solves
+  ``optimal-race``, ``optimal-duel`` (:mod:`greed_env.bots.solver_backend`). Listing never solves
   anything.
 * exported policies: ``ppo-*`` and any other card found in the bot folders (below), played by
   :class:`~greed_env.bots.onnx_backend.OnnxBot` (onnxruntime only, no torch).
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from greed_env.bots import optimal
+from greed_env.bots import solver_backend
 from greed_env.bots.base import Bot
 from greed_env.bots.cards import check_compatible, read_card, summarize_card
 from greed_env.bots.errors import BotLoadError, UnknownBotError
@@ -194,7 +194,7 @@ def ladder_rungs(rules: Rules) -> list[Any]:
     Raises:
         ValueError: a ladder file made for other rules, or malformed.
     """
-    if not optimal.optimal_available(rules, "duel"):
+    if not solver_backend.optimal_available(rules, "duel"):
         return []
     from greed_env.solver import ladder  # numba kernels: loaded when a ladder is asked for
 
@@ -217,7 +217,7 @@ def ladder_bot(rules: Rules, name: str, bot_id: str) -> Bot:
         raise UnknownBotError(f"unknown bot {bot_id!r}; ladder bots for {rules.name}: {known}")
     from greed_env.solver import ladder
 
-    return ladder.LadderBot(rules, rungs[name].temperature, optimal=optimal.optimal_bot(rules, "duel"), name=bot_id)
+    return ladder.LadderBot(rules, rungs[name].temperature, optimal=solver_backend.optimal_bot(rules, "duel"), name=bot_id)
 
 
 # ------------------------------------------------------------------------------------------
@@ -239,12 +239,12 @@ def list_bots(rules_name: str | None = None) -> list[BotInfo]:
         for h in HEURISTIC_NAMES:
             out[f"{rn}/{h}"] = BotInfo(f"{rn}/{h}", rn, h, "heuristic", _heuristic_description(h), ratings.get(h, ""))
         r = preset(rn)
-        for objective in optimal.objectives():
-            if optimal.optimal_available(r, objective):
+        for objective in solver_backend.objectives():
+            if solver_backend.optimal_available(r, objective):
                 name = f"optimal-{objective}"
-                text = optimal.OPTIMAL_DESCRIPTIONS.get(objective, f"exact solver: objective {objective}")
+                text = solver_backend.OPTIMAL_DESCRIPTIONS.get(objective, f"exact solver: objective {objective}")
                 out[f"{rn}/{name}"] = BotInfo(
-                    f"{rn}/{name}", rn, name, "optimal", text + optimal.table_note(r, objective), ratings.get(name, "")
+                    f"{rn}/{name}", rn, name, "optimal", text + solver_backend.table_note(r, objective), ratings.get(name, "")
                 )
         try:
             rungs = ladder_rungs(r)

@@ -35,8 +35,8 @@ import numpy as np
 
 from greed_env.bots.base import Bot
 from greed_env.bots.loader import check_trusted, load
-from greed_env.bots.optimal import optimal_available
 from greed_env.bots.play import play_game
+from greed_env.bots.solver_backend import optimal_available
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.workers import spawn_pool
 from greed_env.files import atomic_write_text

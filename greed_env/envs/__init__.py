@@ -7,9 +7,7 @@ entry points: nothing heavy is imported until an environment is made):
 * ``greed_env/Duel-v0``: :class:`greed_env.envs.duel.DuelEnv`
 
 The PettingZoo AEC environment is :mod:`greed_env.pettingzoo.greed_v0`. The action catalog
-and the observation encoding the environments speak are the part :mod:`greed_env.spaces`;
-``greed_env.envs.catalog`` and ``greed_env.envs.observation`` still import, as the same
-modules (:data:`MOVED_MODULES`).
+and the observation encoding the environments speak are the part :mod:`greed_env.spaces`.
 
 >>> import greed_env
 >>> sorted(i for i in ENV_IDS)
@@ -18,30 +16,13 @@ modules (:data:`MOVED_MODULES`).
 
 from __future__ import annotations
 
-import sys
 from importlib import import_module
 from typing import Any
 
-from greed_env.spaces import catalog, observation
-from greed_env.spaces.catalog import ACTION_CATALOG_VERSION, ActionCatalog
-from greed_env.spaces.observation import (
-    OBS_DIM,
-    OBS_SPEC_VERSION,
-    encode_observation,
-    observation_spec,
-)
-
 __all__ = [
-    "ACTION_CATALOG_VERSION",
     "ENV_IDS",
-    "MOVED_MODULES",
-    "OBS_DIM",
-    "OBS_SPEC_VERSION",
-    "ActionCatalog",
     "DuelEnv",
     "SolitaireEnv",
-    "encode_observation",
-    "observation_spec",
     "register_envs",
 ]
 
@@ -55,12 +36,6 @@ VECTOR_ENTRY_POINTS: dict[str, str] = {
     "greed_env/Duel-v0": "greed_env.vector.gym_env:DuelVectorEnv",
 }
 """Native batched versions, for ``gymnasium.make_vec(id, n, vectorization_mode="vector_entry_point")``."""
-
-MOVED_MODULES = {f"{__name__}.catalog": catalog, f"{__name__}.observation": observation}
-"""Old module names of the shared formats, bound to the modules of :mod:`greed_env.spaces`
-(the same module objects, so ``greed_env.envs.catalog.ActionCatalog is
-greed_env.spaces.ActionCatalog``)."""
-sys.modules.update(MOVED_MODULES)
 
 _LAZY = {
     "SolitaireEnv": "greed_env.envs.solitaire",

@@ -23,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from greed_env.envs.common import (
+from greed_env.envs.conventions import (
     check_illegal_mode,
     check_reward,
     env_rules,

@@ -1,7 +1,7 @@
 """Pictures of the table: the ``rgb_array`` render of every environment and ``greed play``'s GIF.
 
 A picture is drawn from the same inputs as the text render
-(:func:`~greed_env.envs.common.render_text`): the position, the observing seat, the latest
+(:func:`~greed_env.envs.conventions.render_text`): the position, the observing seat, the latest
 events, and the keeps of the turn in progress, which a :class:`TurnLog` collects as moves are
 played (a :class:`~greed_env.rules.State` holds the dice in hand and the working sets, not the
 faces kept earlier in the turn). It shows the dice of the roll, the kept dice in tap order with

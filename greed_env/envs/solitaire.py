@@ -7,7 +7,7 @@ from typing import Any, SupportsFloat
 
 import numpy as np
 
-from greed_env.envs.common import advance_chance, check_reward
+from greed_env.envs.conventions import advance_chance, check_reward
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC
 from greed_env.envs.gym_base import GreedGymEnv
 from greed_env.rules import Phase, Rules, State, new_game

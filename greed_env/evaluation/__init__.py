@@ -50,7 +50,7 @@ learning curves).
 
 from __future__ import annotations
 
-from greed_env.bots.optimal import optimal_bot
+from greed_env.bots.solver_backend import optimal_bot
 from greed_env.evaluation.duel import (
     VECTOR_DUEL_BATCH,
     VECTOR_DUEL_MIN_PER_ROW,

@@ -12,7 +12,7 @@ import os
 
 from greed_env.bots.base import Bot
 from greed_env.bots.loader import as_bot, load
-from greed_env.bots.optimal import solver_bot
+from greed_env.bots.solver_backend import solver_bot
 from greed_env.bots.spec import BotSpec, parse_spec
 from greed_env.evaluation.yardstick import yardstick_rules
 from greed_env.rules import Rules

@@ -16,7 +16,7 @@ import numpy as np
 
 from greed_env.abilities import abilities_of
 from greed_env.bots.base import Bot, check_rules, check_seats, checked_act
-from greed_env.bots.optimal import optimal_available, optimal_bot
+from greed_env.bots.solver_backend import optimal_available, optimal_bot
 from greed_env.bots.workers import spawn_pool
 from greed_env.envs.duel import DuelEnv
 from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE_OBJECTIVES

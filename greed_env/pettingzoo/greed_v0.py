@@ -18,7 +18,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from greed_env.envs.common import (
+from greed_env.envs.conventions import (
     advance_chance,
     check_illegal_mode,
     check_reward,

@@ -59,8 +59,8 @@ from greed_env.rules.game import (
     returns,
     sample_roll,
 )
-from greed_env.solver.bot import OptimalBot
 from greed_env.solver.model import SolverError
+from greed_env.solver.optimal_bot import OptimalBot
 from greed_env.solver.table import SolverTable
 
 __all__ = [

@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from greed_env.rules import apply, apply_roll, is_chance, is_over, new_game, sample_roll
-from greed_env.solver.bot import OptimalBot
 from greed_env.solver.model import SolverError
+from greed_env.solver.optimal_bot import OptimalBot
 from greed_env.solver.table import SolverTable
 
 __all__ = ["DuelCheck", "self_play_check", "simulate_duel"]

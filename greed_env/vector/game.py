@@ -636,7 +636,7 @@ def _start_rolloff(S, i, last, tab):
 @kernel
 def apply_action(S, i, a, tab):
     """Play catalog action ``a`` in row ``i``; an illegal one forfeits the turn as a bust
-    (``greed_env.envs.common.forfeit``: in the split vote and the roll-off order choice the
+    (``greed_env.envs.conventions.forfeit``: in the split vote and the roll-off order choice the
     first legal move is played instead). Returns True if the action was illegal."""
     ph = S[i, C_PHASE]
     if ph == PH_KEEP:

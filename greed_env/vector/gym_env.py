@@ -45,7 +45,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from greed_env.bots.base import Bot
-from greed_env.envs.common import check_illegal_mode, env_rules
+from greed_env.envs.conventions import check_illegal_mode, env_rules
 from greed_env.rules import IllegalMove, Rules
 from greed_env.spaces.gym_spaces import mask_obs_keys, observation_space
 from greed_env.vector import kernels as K

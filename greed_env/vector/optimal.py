@@ -1,6 +1,6 @@
 """The solver's optimal duel bot as arrays the vector kernels play from.
 
-:class:`~greed_env.solver.bot.OptimalBot` values each legal move by an in-turn pass of the
+:class:`~greed_env.solver.optimal_bot.OptimalBot` values each legal move by an in-turn pass of the
 solver kernel for the mover's turn context (both scores, or in the final round the score to
 beat), recomputed in Python per context. Here that pass is run once for *every* context of a
 two-player duel and its results are stored flat, so a numba kernel
@@ -115,9 +115,9 @@ def optimal_arrays(rules: Rules, table: Any = None) -> OptimalArrays:
 
 def _build(rules: Rules, table: Any, sha: str) -> OptimalArrays:
     """Run the in-turn pass of every context (the reference: ``OptimalBot``'s own functions)."""
-    from greed_env.solver.bot import turn_context
     from greed_env.solver.model import needs_full_tables, roll_tables
     from greed_env.solver.objectives import turn_arrays
+    from greed_env.solver.optimal_bot import turn_context
 
     tb = roll_tables(rules, needs_full_tables(rules, "duel"))
     unit = tb.unit

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from greed_env.bots.featurize import FeatureConfig, featurize
-from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import preset
+from greed_env.spaces.observation import OBS_DIM
 
 
 def test_only_rules_with_a_bar_to_beat_get_the_readings() -> None:

@@ -24,8 +24,8 @@ from greed_env.bots.errors import (
     ObsSpecMismatchError,
     RulesMismatchError,
 )
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import preset
+from greed_env.spaces.catalog import ActionCatalog
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 CARDS = sorted(p for p in AGENTS.glob("*/*.json") if p.with_suffix(".onnx").is_file())

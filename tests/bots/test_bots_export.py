@@ -25,8 +25,8 @@ from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.bots.play import play_game
 from greed_env.bots.sb3_backend import PPOBot
 from greed_env.cli import main as greed_main
-from greed_env.envs.observation import OBS_SPEC_VERSION
 from greed_env.rules import is_chance, legal_moves, preset
+from greed_env.spaces.observation import OBS_SPEC_VERSION
 
 RULES = preset("ten_thousand")
 EQUIVALENCE_POSITIONS = 10_000

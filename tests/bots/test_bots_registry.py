@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from greed_env.bots import optimal, registry
+from greed_env.bots import registry, solver_backend
 from greed_env.bots.base import RandomBot, ThresholdBot
 from greed_env.bots.errors import CorruptBotError, RulesMismatchError, UnknownBotError
 from greed_env.bots.loader import load
@@ -88,7 +88,7 @@ def test_optimal_bot_ids_resolve_to_the_solver() -> None:
     from greed_env.rules import apply_roll, legal_moves, new_game
 
     r = preset("ten_thousand")
-    assert optimal.optimal_available(r, "turn")
+    assert solver_backend.optimal_available(r, "turn")
     bot = load("ten_thousand/optimal-turn", rules=r)
     s = apply_roll(r, new_game(r, 2, first_player=0), (1, 1, 1, 2, 3, 5))
     assert bot.act(r, s, np.random.default_rng(0)) in legal_moves(r, s)
@@ -101,7 +101,7 @@ def test_optimal_bot_ids_resolve_to_the_solver() -> None:
 
 def test_optimal_bots_refused_where_the_solver_does_not_model_the_rules() -> None:
     r = preset("ten_thousand", piggyback=True)
-    assert not optimal.optimal_available(r, "duel")
+    assert not solver_backend.optimal_available(r, "duel")
     with pytest.raises(UnknownBotError, match="no optimal bot"):
         load("optimal-duel", rules=r)
 

@@ -13,7 +13,7 @@ from greed_env.bots.base import Bot, RandomBot, ThresholdBot
 from greed_env.bots.errors import BotLoadError, RulesMismatchError, UnknownBotError
 from greed_env.bots.loader import as_bot, load, spec_rules
 from greed_env.bots.onnx_backend import OnnxBot
-from greed_env.bots.optimal import SolverBot
+from greed_env.bots.solver_backend import SolverBot
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament
 from greed_env.commands.play_cmd import parse_players

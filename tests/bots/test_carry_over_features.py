@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from greed_env.bots.featurize import READINGS, FeatureConfig, action_features, featurize
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import preset
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM
 
 
 def test_only_carry_over_rules_get_the_set_readings() -> None:

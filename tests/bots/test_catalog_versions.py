@@ -8,8 +8,8 @@ import pytest
 from greed_env.bots.cards import NEVER
 from greed_env.bots.loader import load
 from greed_env.bots.numpy_backend import NumpyPolicy
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import Carry, Phase, Rules, State, current_keep_options, new_game, preset
+from greed_env.spaces.catalog import ActionCatalog
 from greed_env.spaces.observation import OBS_DIM, encode_observation
 
 

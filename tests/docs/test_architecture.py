@@ -146,20 +146,6 @@ def test_bots_import_nothing_from_envs() -> None:
     assert bad == []
 
 
-def test_old_names_of_the_formats_still_import() -> None:
-    """``greed_env.envs.catalog`` / ``.observation`` are the modules of ``greed_env.spaces``."""
-    code = (
-        "from greed_env.envs.catalog import ActionCatalog\n"
-        "from greed_env.envs.observation import OBS_DIM\n"
-        "import greed_env.envs.observation as old, greed_env.spaces.observation as new\n"
-        "import greed_env.spaces as spaces\n"
-        "assert ActionCatalog is spaces.ActionCatalog and OBS_DIM == spaces.OBS_DIM and old is new\n"
-        "print('ok')\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
-    assert out.stdout.strip() == "ok"
-
-
 WRITERS_OF_THEIR_OWN = {"greed_env.files", "greed_env.rules.record", "greed_env.rules.docs"}
 """Modules that write files without ``files.py``: itself, and the two writers of ``rules/``,
 which may import nothing."""
@@ -318,7 +304,7 @@ def test_lazy_imports_are_for_heavy_stacks_only() -> None:
 
 def test_the_heavy_modules_are_those_of_the_numba_and_torch_stacks() -> None:
     heavy = heavy_modules()
-    assert {"greed_env.solver", "greed_env.solver.bot", "greed_env.vector.engine", "greed_env.train.policy"} <= heavy
+    assert {"greed_env.solver", "greed_env.solver.optimal_bot", "greed_env.vector.engine", "greed_env.train.policy"} <= heavy
     assert not heavy & {"greed_env.rules", "greed_env.spaces.catalog", "greed_env.bots.loader", "greed_env.evaluation.runner",
                         "greed_env.envs.duel", "greed_env.bots.onnx_backend", "greed_env.bots.sb3_backend"}
 
@@ -360,7 +346,7 @@ def test_no_import_cycle_between_modules() -> None:
 
 
 def test_the_check_sees_imports_inside_functions() -> None:
-    assert "greed_env.solver" in edges()["greed_env.bots.optimal"]  # imported inside functions only
+    assert "greed_env.solver" in edges()["greed_env.bots.solver_backend"]  # imported inside functions only
 
 
 def test_rules_import_no_other_part() -> None:

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from greed_env.envs.catalog import ACTION_CATALOG_VERSION, ActionCatalog, catalog_version
 from greed_env.envs.docs import CATALOG_SIZES_DOC, catalog_sizes_table
 from greed_env.rules import (
     Carry,
@@ -29,7 +28,12 @@ from greed_env.rules import (
     preset_names,
     sample_roll,
 )
-from greed_env.spaces.catalog import fill_alternates
+from greed_env.spaces.catalog import (
+    ACTION_CATALOG_VERSION,
+    ActionCatalog,
+    catalog_version,
+    fill_alternates,
+)
 
 VARIANTS: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in preset_names()] + [
     ("farkle", {"piggyback": True}),

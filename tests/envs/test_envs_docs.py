@@ -6,19 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.envs.docs import CATALOG_SIZES_DOC, OBS_TABLE_DOC, render
 from greed_env.envs.duel import DuelEnv
-from greed_env.envs.observation import (
+from greed_env.envs.solitaire import SolitaireEnv
+from greed_env.pettingzoo.greed_v0 import raw_env
+from greed_env.rules import preset, preset_names
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import (
     OBS_DIM,
     OBS_SPEC_VERSION,
     OBSERVATION_SPEC,
     check_observation_spec,
     observation_spec,
 )
-from greed_env.envs.solitaire import SolitaireEnv
-from greed_env.pettingzoo.greed_v0 import raw_env
-from greed_env.rules import preset, preset_names
 
 ROOT = Path(__file__).resolve().parents[2]
 

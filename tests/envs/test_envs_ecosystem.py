@@ -211,7 +211,7 @@ def test_mask_in_obs_passes_check_env_and_keeps_the_default() -> None:
 def test_native_vector_env_mask_in_obs_matches_infos() -> None:
     envs = make_vector_env("solitaire", 3, mask_in_obs="tianshou")
     obs, infos = envs.reset(seed=0)
-    assert set(obs) == {"obs", "mask"} and obs["obs"].shape == (3, greed_env.envs.OBS_DIM)
+    assert set(obs) == {"obs", "mask"} and obs["obs"].shape == (3, greed_env.spaces.OBS_DIM)
     assert np.array_equal(obs["mask"], infos["action_mask"])
     assert envs.single_observation_space.contains({k: v[0] for k, v in obs.items()})
 

@@ -14,9 +14,9 @@ from gymnasium.utils.env_checker import check_env
 import greed_env
 from greed_env.bots.base import RandomBot, ThresholdBot
 from greed_env.envs.duel import DuelEnv
-from greed_env.envs.observation import OBS_DIM
 from greed_env.envs.solitaire import SolitaireEnv
 from greed_env.rules import IllegalMove, Phase, RulesError, preset_names
+from greed_env.spaces.observation import OBS_DIM
 
 PRESETS = preset_names()
 
@@ -131,7 +131,7 @@ def test_solitaire_turn_reward_is_the_banked_points_scaled() -> None:
             banked += 1
         else:
             assert reward == 0.0
-        assert obs[greed_env.envs.observation.OBS_INDEX["phase_ORDER_ROLL"] + Phase.ROLL] == 1.0
+        assert obs[greed_env.spaces.observation.OBS_INDEX["phase_ORDER_ROLL"] + Phase.ROLL] == 1.0
     assert banked > 0
     del rng
 
@@ -246,8 +246,8 @@ def test_duel_several_players_fixed_seat_and_rewards() -> None:
     for episode in range(3):
         obs, info = env.reset(seed=episode)
         assert info["seat"] == 2 and env.state.player == 2
-        assert obs[greed_env.envs.observation.OBS_INDEX["seat_present_3"]] == 1.0
-        assert obs[greed_env.envs.observation.OBS_INDEX["seat_present_4"]] == 0.0
+        assert obs[greed_env.spaces.observation.OBS_INDEX["seat_present_3"]] == 1.0
+        assert obs[greed_env.spaces.observation.OBS_INDEX["seat_present_4"]] == 0.0
         done = False
         while not done:
             action = int(rng.choice(np.flatnonzero(info["action_mask"])))

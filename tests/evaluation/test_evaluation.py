@@ -11,8 +11,6 @@ import pytest
 
 from greed_env.bots.errors import BotLoadError
 from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot, load_policy
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM
 from greed_env.evaluation import (
     default_duel_games,
     evaluate,
@@ -24,6 +22,8 @@ from greed_env.evaluation import (
     write_report,
 )
 from greed_env.rules import Rules, preset
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM
 from greed_env.train.args import rules_from_args
 
 RULES = preset("ten_thousand")

@@ -151,8 +151,8 @@ def test_progressive_catalog_serves_both_readings() -> None:
     in that kind (the catalog's alternate fill keeps need a straight open beside eight dice to
     roll, which Progressive's hot dice never leave), so the catalog's version-2 ids (3,693 of
     its 3,696 actions) play both readings unchanged."""
-    from greed_env.envs.catalog import ActionCatalog
     from greed_env.solver.carry import carry_tables
+    from greed_env.spaces.catalog import ActionCatalog
 
     for claims in (True, False):
         rules = preset("progressive", working_set_claims=claims)
@@ -176,7 +176,7 @@ def test_trippn_under_the_other_reading_has_no_catalog() -> None:
     """Under Trippn the sets survive an and-roll, and a keep of eight can then lock three pairs
     in two ways that an action (dice, reading) cannot tell apart: the catalog, and so the
     environments and the vector engine, refuse the combination by name; the rules play it."""
-    from greed_env.envs.catalog import ActionCatalog
+    from greed_env.spaces.catalog import ActionCatalog
     from greed_env.vector.tables import VectorUnsupportedError, check_vector_supported
 
     rules = preset("trippn", **ALT)
@@ -285,8 +285,8 @@ def _follow(rules: Rules, players: int, n_games: int, n_steps: int, seed: int) -
     """Random legal play in the vector engine and the reference on the same dice codes and
     actions; every row must equal its reference state after every step. Returns the finished
     reference games."""
-    from greed_env.envs.catalog import ActionCatalog
     from greed_env.rules import sample_roll
+    from greed_env.spaces.catalog import ActionCatalog
     from greed_env.vector.engine import BatchGame
 
     game = BatchGame(rules, n_games, players)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from greed_env.envs.observation import OBS_INDEX, encode_observation, spec_version_reads
 from greed_env.rules import (
     BANK,
     ROLL,
@@ -31,6 +30,7 @@ from greed_env.rules.config import reading_revisions
 from greed_env.rules.record import record_game, replay
 from greed_env.solver import OptimalBot, SolverError, solve
 from greed_env.solver.simulate import simulate_duel
+from greed_env.spaces.observation import OBS_INDEX, encode_observation, spec_version_reads
 
 BUST_ROLL = (2, 2, 3, 3, 4, 6)
 
@@ -313,8 +313,8 @@ def test_the_environments_play_rounds_games_to_the_end() -> None:
 def test_bots_of_spec_v1_load_for_rules_without_rounds_only() -> None:
     from greed_env.bots.cards import check_compatible
     from greed_env.bots.errors import ObsSpecMismatchError
-    from greed_env.envs.catalog import ActionCatalog
-    from greed_env.envs.observation import OBS_DIM
+    from greed_env.spaces.catalog import ActionCatalog
+    from greed_env.spaces.observation import OBS_DIM
 
     def card(rules):  # type: ignore[no-untyped-def]
         return {

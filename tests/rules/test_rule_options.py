@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import (
     REROLL_ALL,
     IllegalKeep,
@@ -29,6 +28,7 @@ from greed_env.rules import (
     sample_roll,
 )
 from greed_env.rules.config import reading_revisions
+from greed_env.spaces.catalog import ActionCatalog
 
 
 def test_fields_quote_their_seed_sentences() -> None:

@@ -29,9 +29,9 @@ from greed_env.rules import (
 )
 from greed_env.rules.scoring import EMPTY_CARRY
 from greed_env.solver import OptimalBot, SolverError, solve
-from greed_env.solver.bot import turn_context
 from greed_env.solver.model import needs_full_tables, roll_tables
 from greed_env.solver.objectives import turn_arrays
+from greed_env.solver.optimal_bot import turn_context
 
 SIX = ["ten_thousand", "greed", "farkle", "farkle5", "zilch"]
 

@@ -150,7 +150,7 @@ def test_six_of_a_kind_refusals_name_the_reason() -> None:
         solve(preset("progressive", six_kind_wins=True), "duel")
     with pytest.raises(SolverError, match="with a bust penalty"):
         solve(preset("zilch", six_kind_wins=True), "race")
-    from greed_env.bots.optimal import unavailable_reason
+    from greed_env.bots.solver_backend import unavailable_reason
 
     assert "worth no number of points" in unavailable_reason(rules, "turn")
     assert unavailable_reason(rules, "duel") == ""

@@ -183,7 +183,7 @@ def test_shipped_bust_penalty_duel_tables_are_a_fixed_point_of_the_turn(path: Pa
     recomputation) gives back the stored value, and a table with one stored value changed fails
     at that position."""
     from greed_env.rules import new_game
-    from greed_env.solver.bot import OptimalBot
+    from greed_env.solver.optimal_bot import OptimalBot
 
     t = SolverTable.load(path)
     rules, win = t.rules, t.arrays["win"]

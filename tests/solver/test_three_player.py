@@ -18,7 +18,7 @@ import pytest
 from greed_env.benchmark import get_task, run_task
 from greed_env.bots import load
 from greed_env.bots.errors import UnknownBotError
-from greed_env.bots.optimal import unavailable_reason
+from greed_env.bots.solver_backend import unavailable_reason
 from greed_env.rules import apply, apply_roll, is_chance, is_over, new_game, preset, sample_roll
 from greed_env.solver import SolverError, TableError, load_table, solve
 from greed_env.solver import three_kernels as k3

@@ -27,9 +27,9 @@ def test_duel_ensemble_averages_logits_and_estimates_each_policy() -> None:
     import numpy as np
 
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.envs.catalog import ActionCatalog
-    from greed_env.envs.observation import OBS_DIM
     from greed_env.rules import preset
+    from greed_env.spaces.catalog import ActionCatalog
+    from greed_env.spaces.observation import OBS_DIM
 
     ens_mod = _benchmark("duel_ensemble")
     rules = preset("ten_thousand")

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from greed_env.bots.featurize import FeatureConfig, featurize
-from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import Phase, State, preset
+from greed_env.spaces.observation import OBS_DIM
 from greed_env.vector import kernels as K
 from greed_env.vector.sb3 import make_sb3_vec_env
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from greed_env.envs.catalog import ActionCatalog
 from greed_env.rules import Phase, State, preset
 from greed_env.solver import solve
-from greed_env.solver.bot import OptimalBot
+from greed_env.solver.optimal_bot import OptimalBot
+from greed_env.spaces.catalog import ActionCatalog
 from greed_env.train.teacher import (
     TeacherLabeller,
     TurnValueArrays,

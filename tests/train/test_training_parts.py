@@ -15,8 +15,8 @@ import pytest
 
 from greed_env.bots.featurize import FeatureConfig, featurize
 from greed_env.cli import main as greed_main
-from greed_env.envs.observation import OBS_DIM
 from greed_env.rules import RulesError, preset
+from greed_env.spaces.observation import OBS_DIM
 from greed_env.train import scripts as script_finder
 from greed_env.train.args import build_parser, field_docs, parse_args, rules_from_args
 from greed_env.train.scripts import load_script, script_docstring, script_names
@@ -555,7 +555,7 @@ def test_selfplay_env_passes_the_gymnasium_checker_and_uses_the_pool(tmp_path: P
     from gymnasium.utils.env_checker import check_env
 
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.envs.catalog import ActionCatalog
+    from greed_env.spaces.catalog import ActionCatalog
     from greed_env.train.selfplay_env import SelfPlayEnv, snapshot_name
 
     env = SelfPlayEnv("ten_thousand", num_players=2, pool_dir=tmp_path)
@@ -585,7 +585,7 @@ def test_snapshot_opponents_sample_the_softmax_of_their_logits_over_the_legal_mo
     ``softmax(logits)`` over the legal moves within 0.03 in total variation (logits 0, 0.5, 1,
     ... by action id; a softmax at temperature 2 or 0.5 lies more than 0.1 away)."""
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.envs.catalog import ActionCatalog
+    from greed_env.spaces.catalog import ActionCatalog
     from greed_env.train.selfplay_env import SelfPlayEnv
 
     env = SelfPlayEnv("ten_thousand", num_players=2)
@@ -617,7 +617,7 @@ def test_init_from_a_version_2_catalog_model_starts_each_alternate_keep_from_its
     import torch
     from sb3_contrib import MaskablePPO
 
-    from greed_env.envs.catalog import ActionCatalog
+    from greed_env.spaces.catalog import ActionCatalog
     from greed_env.train.policy import policy_class, policy_kwargs
     from greed_env.train.warmstart import fit_weights
 

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.common import forfeit
-from greed_env.envs.observation import encode_observation
+from greed_env.envs.conventions import forfeit
 from greed_env.rules import Phase, State, apply, apply_roll, new_game, preset, sample_roll
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import encode_observation
 from greed_env.vector.engine import BatchGame
 from greed_env.vector.tables import VectorUnsupportedError, check_vector_supported
 

@@ -12,11 +12,11 @@ import pytest
 
 from greed_env.abilities import Abilities, ObservationPolicy
 from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.observation import OBS_DIM
 from greed_env.evaluation import evaluate, vector_duel_values
 from greed_env.rules import Phase, Rules, State, preset
-from greed_env.solver.bot import OptimalBot
+from greed_env.solver.optimal_bot import OptimalBot
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import OBS_DIM
 from greed_env.vector.engine import EpisodeBatch, row_fields
 from greed_env.vector.optimal import check_optimal_supported, optimal_arrays
 from greed_env.vector.tables import VectorUnsupportedError

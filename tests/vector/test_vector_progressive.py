@@ -29,9 +29,7 @@ import pytest
 from test_vector_equivalence import CodeRng
 
 from greed_env.bots.base import ThresholdBot
-from greed_env.envs.catalog import ActionCatalog
-from greed_env.envs.common import forfeit
-from greed_env.envs.observation import encode_observation
+from greed_env.envs.conventions import forfeit
 from greed_env.rules import (
     Carry,
     Move,
@@ -47,6 +45,8 @@ from greed_env.rules import (
     preset,
     sample_roll,
 )
+from greed_env.spaces.catalog import ActionCatalog
+from greed_env.spaces.observation import encode_observation
 from greed_env.vector import DuelVectorEnv
 from greed_env.vector import kernels as K
 from greed_env.vector.engine import BatchGame

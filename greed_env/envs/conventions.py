@@ -1,7 +1,9 @@
-"""Pieces shared by the Gymnasium and PettingZoo adapters (no Gymnasium import here).
+"""The conventions every adapter follows alike (Gymnasium, PettingZoo, the vector envs; no
+Gymnasium import here):
 
 * :func:`env_rules` turns the ``rules=`` / ``rules_overrides=`` arguments into a validated
-  :class:`~greed_env.rules.Rules`;
+  :class:`~greed_env.rules.Rules`; :func:`check_reward` and :func:`check_illegal_mode` check the
+  reward and ``illegal_action=`` arguments;
 * :func:`forfeit` ends the acting player's turn as a bust, the documented outcome of an
   illegal action under ``illegal_action='penalty'``;
 * :func:`advance_chance` resolves chance nodes with a generator;

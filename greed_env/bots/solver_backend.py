@@ -1,5 +1,7 @@
-"""The solver's bots as registry bots: which objectives the solver offers for a rule set, and
-the :class:`~greed_env.solver.OptimalBot` bound to the rules it was solved for.
+"""The solver backend of the bot runtime: which objectives the solver offers for a rule set,
+and :class:`SolverBot`, the solver's :class:`~greed_env.solver.OptimalBot` bound to the rules
+it was solved for (what the specs ``optimal-OBJ`` load), as :mod:`~greed_env.bots.onnx_backend`
+binds an ONNX file.
 
 The solver is imported when first asked (it compiles numba kernels); everything else here is
 plain. One :class:`OptimalBot` is built per rules and objective in a process and shared, so
