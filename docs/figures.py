@@ -30,12 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from greed_env.benchmark import BenchmarkResult, read_result
-from greed_env.rules import preset
+from greed_env.rules import PRESETS, preset
 from greed_env.solver import SolverError, TableError, load_table
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("docs/results.md", "agents/README.md", "docs/bots.md")
-PRESETS = ("greed", "ten_thousand", "progressive", "trippn", "farkle", "farkle5", "zilch")
 BLOCK = re.compile(r"(<!-- figures:(?P<name>[\w:-]+) -->\n)(?P<body>.*?)(<!-- /figures:(?P=name) -->)", re.S)
 
 

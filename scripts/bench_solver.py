@@ -43,10 +43,9 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from greed_env.rules import Rules
+from greed_env.rules import PRESETS, Rules
 from greed_env.solver import OBJECTIVES
 
-PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive", "trippn")
 PACKAGE_LIMIT = 2 * 1024 * 1024
 
 

@@ -115,33 +115,38 @@ class Task:
         }
 
 
-# Presets whose turn and duel tables ship with the package (a task never solves for hours).
-_TURN_PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive")
-_DUEL_PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive")
-_PYTHON_DUELS = ("zilch", "progressive")
-"""Duels whose optimal-duel opponent plays in Python (the vector engine's optimal opponent
-models neither a bust penalty nor carry-over): 2,000 games, not 20,000."""
-_FIELD_PRESETS = ("ten_thousand", "farkle")
+BOARD_PRESETS = ("ten_thousand", "greed", "farkle", "farkle5", "zilch", "progressive")
+"""The rule books of the board, in its order: each has a turn and a duel task. They are the
+presets whose turn and duel tables ship with the package (a task never solves for hours); a
+test checks this list against the presets and the shipped tables, so a new rule book joins
+here when its tables ship."""
+PYTHON_DUELS = ("zilch", "progressive")
+"""Board rule books whose optimal-duel opponent plays in Python (the vector engine's optimal
+opponent models neither a bust penalty nor carry-over): 2,000 games, not 20,000. A test checks
+it against the vector engine."""
+FIELD_PRESETS = ("ten_thousand", "farkle")
+"""Board rule books that also have the many-player tasks (fields of 3, 4 and 8 seats, and the
+Elo round robin)."""
 _SEED = 2026
 _EXACT3_TARGET = 3_000  # the three-player equilibrium's shipped table (docs/three-player.md)
 
 
 def _build() -> dict[str, Task]:
     tasks: list[Task] = []
-    for r in _TURN_PRESETS:
+    for r in BOARD_PRESETS:
         tasks.append(Task(
             f"{r}/turn", 1, "turn", r, 1, (), _SEED, 2_000,
             "exact share of the optimal turn value",
             f"{r}: single-turn play, scored exactly against the solver's optimum",
         ))
-    for r in _DUEL_PRESETS:
-        games = 2_000 if r in _PYTHON_DUELS else 20_000
+    for r in BOARD_PRESETS:
+        games = 2_000 if r in PYTHON_DUELS else 20_000
         tasks.append(Task(
             f"{r}/duel", 1, "duel", r, 2, ("optimal-duel",), _SEED, games,
             "win rate against optimal-duel, seats alternating",
             f"{r}: two-player game against the exact optimal-duel bot",
         ))
-    for r in _FIELD_PRESETS:
+    for r in FIELD_PRESETS:
         for n, games in ((3, 2_000), (4, 2_000), (8, 1_000)):
             tasks.append(Task(
                 f"{r}/ffa{n}", 1, "field", r, n, ("leader-duel",) * (n - 1), _SEED, games,
@@ -158,7 +163,7 @@ def _build() -> dict[str, Task]:
         "share of the pot against 3 threshold-1000 bots, seat rotated",
         "progressive: 4-player game for the pot against a threshold field (bank at 1000)",
     ))
-    for r in _FIELD_PRESETS:
+    for r in FIELD_PRESETS:
         tasks.append(Task(
             f"{r}/elo", 1, "elo", r, 2,
             ("random", "threshold-300", "threshold-500", "optimal-turn", "optimal-duel"), _SEED, 2_000,

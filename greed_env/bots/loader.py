@@ -76,7 +76,7 @@ from greed_env.bots.numpy_backend import PolicyBot, load_policy
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.bots.registry import find_card, ladder_bot, list_bots
 from greed_env.bots.solver_backend import optimal_bot, solver_bot
-from greed_env.bots.spec import BotSpec, parse_spec
+from greed_env.bots.spec import BUILT_IN_KINDS, BotSpec, parse_spec
 from greed_env.files import name_problem
 from greed_env.rules import Rules, preset, preset_names
 
@@ -172,8 +172,7 @@ def load(
         known = [b.id for b in list_bots(target.name)] if target.name in preset_names() else []
         raise UnknownBotError(
             f"unknown bot {parsed.text!r}; known for {target.name}: {', '.join(known) or 'none'}; "
-            "built-in kinds: random, threshold[-N], optimal[-OBJECTIVE], leader-duel, files (.json, .onnx, .zip, .npz), "
-            "py:MODULE:ATTRIBUTE"
+            f"built-in kinds: {', '.join(BUILT_IN_KINDS.values())}"
         )
     found_id = read_card(card)["id"]
     if found_id != bot_id:

@@ -39,9 +39,20 @@ from dataclasses import dataclass
 
 from greed_env.bots.errors import UnknownBotError
 
-__all__ = ["BOT_FILE_SUFFIXES", "DEFAULT_OPTIMAL_OBJECTIVE", "KEEP_STYLES", "BotSpec", "parse_spec"]
+__all__ = ["BOT_FILE_SUFFIXES", "BUILT_IN_KINDS", "DEFAULT_OPTIMAL_OBJECTIVE", "KEEP_STYLES", "BotSpec", "parse_spec"]
 
 BOT_FILE_SUFFIXES = (".json", ".onnx", ".zip", ".npz")
+BUILT_IN_KINDS: dict[str, str] = {
+    "random": "random",
+    "threshold": "threshold[-N]",
+    "optimal": "optimal[-OBJECTIVE]",
+    "leader": "leader-duel",
+    "file": f"files ({', '.join(BOT_FILE_SUFFIXES)})",
+    "python": "py:MODULE:ATTRIBUTE",
+}
+"""Every :attr:`BotSpec.kind` but ``exported`` (a card in a bot folder), as a message that lists
+the kinds writes it: the one list of them (the loader's unknown-bot message reads it; a test
+checks that :func:`parse_spec` makes no other kind)."""
 KEEP_STYLES = ("max-score", "keep-most", "keep-fewest")
 DEFAULT_OPTIMAL_OBJECTIVE = "duel"
 """``optimal`` alone: the solver's bot for the game's own goal, winning a two-player game."""

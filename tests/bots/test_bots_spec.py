@@ -3,18 +3,21 @@ vector engine) reads a spec to the same bot."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from greed_env.bots import spec as spec_module
 from greed_env.bots.base import Bot, RandomBot, ThresholdBot
 from greed_env.bots.errors import BotLoadError, RulesMismatchError, UnknownBotError
 from greed_env.bots.loader import as_bot, load, spec_rules
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.bots.solver_backend import SolverBot
-from greed_env.bots.spec import parse_spec
+from greed_env.bots.spec import BUILT_IN_KINDS, parse_spec
 from greed_env.bots.tournament import run_tournament
 from greed_env.commands.play_cmd import parse_players
 from greed_env.envs.duel import DuelEnv
@@ -145,6 +148,20 @@ def test_solver_bots_refuse_other_rules() -> None:
         bot.act(SMALL.replace(target=1000), None, np.random.default_rng(0))  # type: ignore[arg-type]
     with pytest.raises(RulesMismatchError, match="builds the solver bot for these rules"):
         load("farkle5/optimal-duel", SMALL)
+
+
+def test_the_built_in_kinds_are_every_kind_the_grammar_makes() -> None:
+    """BUILT_IN_KINDS is the one list of spec kinds (the unknown-bot message reads it): every
+    ``BotSpec(kind, ...)`` parse_spec builds is in it, exported cards aside."""
+    made = {
+        node.args[0].value
+        for node in ast.walk(ast.parse(inspect.getsource(spec_module)))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "BotSpec" and isinstance(node.args[0], ast.Constant)
+    }
+    assert made == set(BUILT_IN_KINDS) | {"exported"}
+    with pytest.raises(UnknownBotError) as err:
+        load("nosuchbot", SMALL)
+    assert str(err.value).endswith(f"built-in kinds: {', '.join(BUILT_IN_KINDS.values())}")
 
 
 def test_files_and_unknown_names_are_refused_clearly(tmp_path: Path) -> None:

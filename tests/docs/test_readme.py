@@ -20,3 +20,11 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert len(commands) == 2, "README must open with the two commands (main job, tests)"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert commands[1] in ci
+
+
+def test_the_preset_table_names_every_preset() -> None:
+    from greed_env.rules.config import PRESET_SOURCES, PRESETS
+
+    table = README.split("## Presets", 1)[1].split("\n\n", 2)[1]
+    named = set(re.findall(r"`([a-z0-9_]+)`", table))
+    assert named == set(PRESETS) == set(PRESET_SOURCES), "a new rule book gets a row in the README's preset table"

@@ -29,7 +29,7 @@ from greed_env.benchmark import tasks as tasks_module
 from greed_env.bots import BotLoadError, load
 from greed_env.bots.leader import LeaderDuelBot, duel_view
 from greed_env.cli import main
-from greed_env.rules import State, legal_moves, preset
+from greed_env.rules import State, legal_moves, preset, preset_names
 
 TINY = Task(
     "ten_thousand/tiny", 1, "field", "ten_thousand", 3, ("threshold-300", "threshold-500"), 7, 6,
@@ -51,6 +51,31 @@ def test_task_ids_are_versioned_and_unique() -> None:
         assert t.rules_fingerprint == preset(t.rules, **dict(t.overrides)).fingerprint
         if t.kind == "field":
             assert len(t.field) == t.seats - 1
+
+
+def test_the_board_is_every_preset_whose_turn_and_duel_tables_ship() -> None:
+    """BOARD_PRESETS is the one list of the board's rule books: the presets whose turn and duel
+    tables ship; PYTHON_DUELS those the vector engine's optimal opponent does not play."""
+    from greed_env.solver import table_paths
+    from greed_env.solver.table import package_table_dir
+    from greed_env.vector.optimal import check_optimal_supported
+    from greed_env.vector.tables import VectorUnsupportedError
+
+    def shipped(name: str, objective: str) -> bool:
+        return any(p.parent == package_table_dir() and p.exists() for p in table_paths(preset(name), objective))
+
+    def vector_plays_the_opponent(name: str) -> bool:
+        try:
+            check_optimal_supported(preset(name))
+        except VectorUnsupportedError:
+            return False
+        return True
+
+    board = tasks_module.BOARD_PRESETS
+    assert set(board) == {n for n in preset_names() if shipped(n, "turn") and shipped(n, "duel")}
+    assert set(tasks_module.PYTHON_DUELS) == {n for n in board if not vector_plays_the_opponent(n)}
+    assert set(tasks_module.FIELD_PRESETS) <= set(board)
+    assert {t.rules for t in TASKS.values() if t.kind in ("turn", "duel")} == set(board)
 
 
 def test_the_issue_s_tasks_exist() -> None:
