@@ -27,6 +27,7 @@ standard error), so every solve on demand reports, whichever command asked for i
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -36,7 +37,9 @@ import numpy as np
 from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
+    MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
@@ -47,6 +50,7 @@ from rich.table import Column
 from greed_env import interrupts
 
 __all__ = [
+    "CountBar",
     "advance",
     "begin",
     "close_display",
@@ -215,21 +219,29 @@ def default_stream() -> TextIO | None:
     return _STREAM[0]
 
 
-class _Bar(Progress):
-    """One solve's ``rich.progress`` display: every refresh reads the solve's fraction and note
-    into its one task first; on a stream that is no terminal, the refresh writes the lines of a
-    log instead (rich draws a live display only on a terminal)."""
+def _console(stream: TextIO) -> Console:
+    """A console on ``stream``; on a stream that is no terminal its lines are never wrapped."""
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    if not (console.is_interactive or console.is_jupyter):
+        console.width = _LOG_WIDTH
+    return console
 
-    def __init__(self, title: str, about: str, console: Console, interval: float) -> None:
-        self.title = title
-        self.about = about
+
+class _Display(Progress):
+    """A ``rich.progress`` display of one task whose every refresh (rich's own refresh thread,
+    and :meth:`refresh`) first reads the work done into the task (:meth:`read`). On a stream
+    that is no terminal rich draws nothing live, so there the refresh writes a log line
+    instead, each time the work reaches a further tenth (``log_from``: the first tenth logged;
+    0 writes a line at the start)."""
+
+    def __init__(self, console: Console, interval: float, *columns: ProgressColumn, log_from: int) -> None:
         self.log = not (console.is_interactive or console.is_jupyter)
-        self.tenth = 0
-        self.quiet = time.monotonic()  # when the last log line was written
+        self.tenth = log_from - 1
         super().__init__(
             TextColumn("{task.description}", markup=False, table_column=Column(no_wrap=True)),
             BarColumn(bar_width=24),
             TaskProgressColumn(),
+            *columns,
             TimeElapsedColumn(),
             TextColumn("elapsed,"),
             TimeRemainingColumn(),
@@ -240,15 +252,47 @@ class _Bar(Progress):
             redirect_stdout=False,
             redirect_stderr=False,
         )
-        self.task_id = self.add_task(f"{title}:", total=None, note=f"({about})" if about else "")
+
+    def read(self) -> None:
+        """Bring the task up to date (nothing here: it is updated as the work is done)."""
+
+    def log_line_due(self, frac: float | None) -> bool:
+        """Whether a log line is due at ``frac`` (a further tenth crossed)."""
+        if frac is None or int(10 * frac) <= self.tenth:
+            return False
+        self.tenth = int(10 * frac)
+        return True
 
     def get_renderables(self) -> Iterable[RenderableType]:
-        self._read()
+        if self.tasks:  # rich renders once while it builds the display, before the task exists
+            self.read()
+            if self.log:
+                task = self.tasks[0]
+                frac = task.completed / task.total if task.total else None
+                if self.log_line_due(frac):
+                    with self.console.capture() as line:
+                        self.console.print(self.make_tasks_table(self.tasks))
+                    self.console.file.write(line.get().rstrip() + "\n")
+                    self.console.file.flush()
         return super().get_renderables()
 
-    def _read(self) -> None:
-        if not self.tasks:  # rich renders once while it builds the display
-            return
+    def stop(self) -> None:
+        """Stop the display (rich's own stop also writes an empty line on a log)."""
+        self.live.stop()
+
+
+class _SolveBar(_Display):
+    """A solve's display: it reads the solve's fraction and note (this module's record). In a
+    log, a line per tenth of the work between the first line and the last (and every minute,
+    with the note, while no fraction is known)."""
+
+    def __init__(self, title: str, about: str, console: Console, interval: float) -> None:
+        self.about = about
+        self.quiet = time.monotonic()  # when the last log line was written
+        super().__init__(console, interval, log_from=1)
+        self.task_id = self.add_task(f"{title}:", total=None, note=f"({about})" if about else "")
+
+    def read(self) -> None:
         frac = fraction()
         text = status()
         extra = f"({text})" if text and frac != 1.0 else ""
@@ -258,21 +302,62 @@ class _Bar(Progress):
             self.update(self.task_id, note=extra)
         else:
             self.update(self.task_id, total=1.0, completed=frac, note=extra)
-        if self.log:
-            now = time.monotonic()
-            if frac is not None and 0.0 < frac < 1.0 and int(10 * frac) > self.tenth:
-                self.tenth = int(10 * frac)
-            elif not (frac is None and extra and now - self.quiet >= _LOG_EVERY):  # unknown size
-                return
+
+    def log_line_due(self, frac: float | None) -> bool:
+        now = time.monotonic()
+        if frac is None:  # work of unknown size: a line a minute while there is a note
+            due = bool(self.tasks[0].fields.get("note")) and now - self.quiet >= _LOG_EVERY
+        else:
+            due = frac < 1.0 and super().log_line_due(frac)  # the end has a line of its own
+        if due:
             self.quiet = now
-            self.console.print(self.make_tasks_table(self.tasks))
-
-    def stop(self) -> None:
-        """Stop the display (rich's own stop also writes an empty line on a log)."""
-        self.live.stop()
+        return due
 
 
-_DISPLAYS: list[_Bar] = []
+class CountBar(_Display):
+    """A bar of ``total`` counted steps (games, episodes) on ``stream`` (default standard
+    error), started at once: :meth:`update` with the number done so far, :meth:`close` at the
+    end (or on an error). In a log, a line at the start, at every further tenth and at the end.
+
+    >>> import io
+    >>> bar = CountBar("round robin", 4, io.StringIO(), unit="game")
+    >>> for done in range(1, 5):
+    ...     bar.update_to(done)
+    >>> bar.close()
+    >>> print(bar.console.file.getvalue())
+    round robin...0% 0/4 games...left
+    round robin...25% 1/4 games...left
+    ...
+    round robin...100% 4/4 games 0:00:00 elapsed, 0:00:00 left
+    <BLANKLINE>
+    """
+
+    def __init__(
+        self, description: str, total: int, stream: TextIO | None = None, unit: str = "game", interval: float = 1.0
+    ) -> None:
+        super().__init__(
+            _console(stream or sys.stderr), interval, MofNCompleteColumn(), TextColumn(f"{unit}s"), log_from=0
+        )
+        self.task_id = self.add_task(description, total=total, note="")
+        with _LOCK:
+            _DISPLAYS.append(self)
+        self.start()
+
+    def update_to(self, done: int) -> None:
+        """``done`` steps of the total are done (a bar in a log writes its line now if due)."""
+        self.update(self.task_id, completed=done)
+        if self.log:
+            self.refresh()
+
+    def close(self) -> None:
+        """Stop drawing (a terminal's bar is cleared)."""
+        with _LOCK:
+            if self in _DISPLAYS:
+                _DISPLAYS.remove(self)
+        self.stop()
+
+
+_DISPLAYS: list[_Display] = []
 
 
 def _refresh_displays() -> None:
@@ -298,10 +383,9 @@ def showing(title: str, stream: TextIO, about: str = "", interval: float = 1.0) 
     the bar while no fraction is known. The display reads the fraction every ``interval``
     seconds and at every stage boundary; when the block ends without an error, a line says how
     long it took."""
-    console = Console(file=stream, highlight=False, soft_wrap=True)
-    bar = _Bar(title, about, console, interval)
+    console = _console(stream)
+    bar = _SolveBar(title, about, console, interval)
     if bar.log:
-        console.width = _LOG_WIDTH  # a log line is never wrapped
         console.print(f"{title} ({about}) ..." if about else f"{title} ...", markup=False)
     with _LOCK:
         _DISPLAYS.append(bar)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import platform
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -49,7 +48,6 @@ __all__ = [
     "run_benchmark",
     "run_task",
     "scorecard",
-    "stderr_progress",
 ]
 
 Progress = Callable[[int, int], None]
@@ -458,16 +456,3 @@ def check_result(recorded: TaskResult, new: TaskResult) -> bool:
         return False
     return abs(recorded.value - new.value) <= math.hypot(recorded.ci95, new.ci95) + 1e-12
 
-
-def stderr_progress(label: str) -> Progress:
-    """A plain progress line on stderr (used when tqdm is missing)."""
-    state = {"last": -1.0}
-
-    def report(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done >= total or now - state["last"] >= 1.0:
-            state["last"] = now
-            end = "\n" if done >= total else "\r"
-            print(f"{label}: {done:,}/{total:,}", end=end, file=sys.stderr, flush=True)
-
-    return report

@@ -24,7 +24,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -40,6 +39,7 @@ from greed_env.bots.solver_backend import optimal_available
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.workers import spawn_pool
 from greed_env.files import atomic_write_text
+from greed_env.progress import CountBar
 from greed_env.rules import Rules
 
 __all__ = [
@@ -366,14 +366,6 @@ class TournamentResult:
 # running
 
 
-def _progress(total: int, enabled: bool, desc: str) -> Any:
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, unit="game", file=sys.stderr, dynamic_ncols=True)
 
 
 def _tasks(k: int, games: int) -> list[_Task]:
@@ -393,7 +385,8 @@ def _execute(
     progress: bool,
     desc: str,
 ) -> list[tuple[int, int, float, float, int]]:
-    bar = _progress(sum(t.stop - t.start for t in tasks), progress, desc)
+    bar = CountBar(desc, sum(t.stop - t.start for t in tasks), unit="game") if progress else None
+    done = 0
     results = []
     init_args = (rules.to_dict(), list(specs), seed)
     try:
@@ -401,15 +394,17 @@ def _execute(
             _init_worker(*init_args)
             for t in tasks:
                 results.append(_run_task(t))
+                done += t.stop - t.start
                 if bar is not None:
-                    bar.update(t.stop - t.start)
+                    bar.update_to(done)
         else:
             with spawn_pool(min(workers, len(tasks)), _init_worker, init_args) as pool:
                 sizes = {(t.pair, t.start): t.stop - t.start for t in tasks}
                 for r in pool.imap_unordered(_run_task, tasks):
                     results.append(r)
+                    done += sizes[(r[0], r[1])]
                     if bar is not None:
-                        bar.update(sizes[(r[0], r[1])])
+                        bar.update_to(done)
     finally:
         if bar is not None:
             bar.close()
@@ -437,7 +432,7 @@ def run_tournament(
         games: games per pair (seats alternate, see the module docstring).
         seed: root seed; results are a function of ``(rules, bots, games, seed)`` only.
         workers: processes (1: play in this process).
-        progress: show a tqdm progress bar on stderr.
+        progress: show a progress bar on stderr (:class:`greed_env.progress.CountBar`).
         anchor: bot whose Elo is fixed at ``anchor_elo`` (default ``random`` if playing, else
             the first bot).
         trust_code: False refuses specs whose bots run code as they load (an SB3 ``.zip``,

@@ -38,7 +38,7 @@ from greed_env.benchmark import (
     scorecard,
 )
 from greed_env.benchmark.board import board_plan, method_label
-from greed_env.benchmark.runner import beside, format_value, stderr_progress
+from greed_env.benchmark.runner import beside, format_value
 from greed_env.bots import BotLoadError, check_seats, load
 from greed_env.bots.loader import check_trusted
 from greed_env.commands.argtypes import (
@@ -49,6 +49,7 @@ from greed_env.commands.argtypes import (
 )
 from greed_env.commands.debug import add_debug_flag, show_traceback
 from greed_env.files import atomic_write_text
+from greed_env.progress import CountBar
 from greed_env.rules import preset
 
 __all__ = ["register"]
@@ -63,18 +64,15 @@ def _fail(message: str) -> int:
 
 
 def _progress(enabled: bool) -> Any:
+    """A factory of one task's progress report (a bar on stderr, closed when the task is done)."""
     if not enabled:
         return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return lambda task: stderr_progress(task.id)
 
     def make(task: Any) -> Any:
-        bar = tqdm(total=task.games, desc=task.id, unit="game", file=sys.stderr, dynamic_ncols=True, leave=False)
+        bar = CountBar(task.id, task.games, unit="game")
 
         def report(done: int, total: int) -> None:
-            bar.update(done - bar.n)
+            bar.update_to(done)
             if done >= total:
                 bar.close()
 

@@ -33,6 +33,7 @@ from greed_env.commands.argtypes import (
 )
 from greed_env.commands.debug import add_debug_flag, show_traceback
 from greed_env.evaluation import default_duel_games, evaluate, resolve_bot, write_report
+from greed_env.progress import CountBar
 from greed_env.rules import IllegalMove, Rules, RulesError
 from greed_env.rules.config import rules_from_args
 
@@ -164,21 +165,19 @@ def _objective_from_card(card: Mapping[str, Any] | None) -> str | None:
 
 
 class _Bar:
-    """The plan line and a tqdm bar, drawn from the first progress report on (the episodes
+    """The plan line and a progress bar, drawn from the first progress report on (the episodes
     start), so a run refused before any episode leaves stderr to its one-line error."""
 
     def __init__(self, total: int, plan: str) -> None:
         self.total = total
         self.plan = plan
-        self.bar: Any = None
+        self.bar: CountBar | None = None
 
     def update_to(self, done: int) -> None:
         if self.bar is None:
-            from tqdm.auto import tqdm
-
             print(f"{self.plan}, {self.total:,} episodes ...", file=sys.stderr, flush=True)
-            self.bar = tqdm(total=self.total, unit="episode", unit_scale=True, dynamic_ncols=True)
-        self.bar.update(done - self.bar.n)
+            self.bar = CountBar("greed eval", self.total, unit="episode")
+        self.bar.update_to(done)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -128,9 +128,10 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 def report(message: str = "interrupted", stream: TextIO | None = None) -> None:
     """Write ``message`` as a line of its own on ``stream`` (default standard error): the
-    progress bars still open (a solve's, tqdm's) are closed first, so none is drawn again after
-    it; a bar drawn in place on a terminal is cleared, and elsewhere, where tqdm bars were drawn,
-    the message starts on a new line (a bar cut short mid-draw leaves its line open)."""
+    progress bars still open (the package's, and tqdm's of stable-baselines3 in training) are
+    closed first, so none is drawn again after it; a bar drawn in place on a terminal is cleared,
+    and elsewhere, where tqdm bars were drawn, the message starts on a new line (a bar cut short
+    mid-draw leaves its line open)."""
     progress.close_display()
     tqdm_module = sys.modules.get("tqdm")
     if tqdm_module is not None:
