@@ -3,7 +3,7 @@
 A PPO update builds the masked categorical distribution of every minibatch position, takes the
 log-probability of the actions played and the entropy, and back-propagates through them. This
 times that step alone (no network) on random logits for 2,048 positions, with sb3-contrib's
-``MaskableCategorical`` and with :class:`~greed_env.train.features.LeanMaskableCategorical`
+``MaskableCategorical`` and with :class:`~greed_env.train.network.LeanMaskableCategorical`
 (``--lean-masking``), one thread, CPU seconds (``time.process_time``).
 
 Usage::
@@ -20,7 +20,7 @@ import torch
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
 from greed_env.spaces.catalog import ActionCatalog
-from greed_env.train.features import LeanMaskableCategorical
+from greed_env.train.network import LeanMaskableCategorical
 
 
 def main() -> None:

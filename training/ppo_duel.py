@@ -58,13 +58,22 @@ from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot
 from greed_env.evaluation import EvalResult, evaluate, resolve_bot
 from greed_env.files import atomic_write_text, strict_json
 from greed_env.rules import Rules
-from greed_env.train.args import check_args, parse_args, rules_from_args
+from greed_env.rules.config import rules_from_args
 from greed_env.train.backends import make_duel, make_vec_env
 from greed_env.train.callback import TrainingCallback
 from greed_env.train.curriculum import FinalRoundStarts
-from greed_env.train.policy import learning_rate, policy_class, policy_kwargs
-from greed_env.train.scripts import load_script
-from greed_env.train.session import Run, start_run
+from greed_env.train.network import policy_class, policy_kwargs
+from greed_env.train.recipes import run_recipe
+from greed_env.train.run import Run, start_run
+from greed_env.train.settings import (
+    EvalSettings,
+    ExportSettings,
+    NetworkSettings,
+    PPOSettings,
+    RunSettings,
+    parse_args,
+    ppo_kwargs,
+)
 from greed_env.train.shaping import SolverPotentialShaping
 from greed_env.train.soup import soup
 from greed_env.train.tensorboard import make_logger
@@ -74,47 +83,18 @@ SCRIPT = "training/ppo_duel.py"
 
 
 @dataclass
-class Args:
+class Args(EvalSettings, NetworkSettings, PPOSettings, ExportSettings, RunSettings):
     """Train a MaskablePPO agent on greed_env/Duel-v0 and measure it against the optimal duel bot."""
 
-    # the run
-    exp_name: str = "ppo"
-    """name of this experiment (the third part of the run name)"""
+    # the run (RunSettings, ExportSettings): the defaults of this recipe
     seed: int = 3
-    """seed of the network, PPO's sampling and the environments"""
-    rules: str = "ten_thousand"
-    """rules preset to train on"""
-    rules_set: list[str] = dataclasses.field(
-        default_factory=list, metadata={"flag": "--set", "metavar": "FIELD=VALUE", "replaces": "--rules-set"}
-    )
-    """override one rules field of the preset (repeatable), e.g. --set target=3000"""
-    runs_dir: str = "runs"
-    """folder holding one sub-folder per run"""
-    run_name: str | None = None
-    """explicit run name (default: rules__duel__exp__seed__time)"""
-    resume: bool = False
-    """continue the latest run of this rules/exp/seed (or --run-name) from its last checkpoint"""
     checkpoint_every: int = 500_000
-    """environment steps between checkpoints (written atomically; --resume restarts there)"""
+    total_timesteps: int = 8_000_000
     chain: bool = False
     """train every stage of CHAIN for --seed (the turn stage first) into runs_dir/RULES__duel__STAGE__SEED;
     finished stages are kept; the stages' settings replace these arguments' where they name them"""
-    export: str = ""
-    """also export the final policy as the ONNX bot NAME with its card into --export-dir/RULES/"""
-    export_dir: str = "agents"
-    """folder of the bot registry that --export writes into"""
-    export_check_positions: int = 10_000
-    """random positions on which the exported ONNX bot must act as the model does"""
-    progress: bool = True
-    """show a progress bar with steps/s and the latest evaluation"""
-    torch_threads: int = 1
-    """torch intra-op threads (1 leaves the other core to the environments)"""
-    torch_deterministic: bool = True
-    """use deterministic torch algorithms"""
 
     # the environments
-    total_timesteps: int = 8_000_000
-    """environment steps (decisions of the learner) of the run"""
     num_envs: int = 512
     """parallel games"""
     vector: Literal["native", "subproc", "dummy"] = "native"
@@ -141,74 +121,24 @@ class Args:
     win probability (policy-invariant, but it feeds the exact solution into training; needs
     --vector native; greed_env.train.shaping)"""
 
-    # PPO
+    # PPO (PPOSettings)
     learning_rate: float = 1e-4
-    """Adam learning rate (at the start, see --anneal-lr)"""
-    anneal_lr: bool = True
-    """anneal the learning rate linearly to zero over the run"""
-    num_steps: int = 64
-    """steps per environment per rollout (rollout = num_envs * num_steps = 32,768 decisions)"""
     minibatch_size: int = 4096
-    """minibatch size of the PPO update"""
-    update_epochs: int = 4
-    """epochs over each rollout"""
-    gamma: float = 1.0
-    """discount factor (1: the return is the game's result)"""
     gae_lambda: float = 0.8
     """lambda of generalised advantage estimation (0.8 leans on the critic; later stages use 0.95)"""
-    clip_coef: float = 0.2
-    """PPO surrogate clipping coefficient"""
     ent_coef: float = 0.003
-    """entropy bonus coefficient at the start of the run"""
-    ent_coef_final: float = 0.0
-    """entropy bonus coefficient reached at --ent-anneal-fraction of the run (then held)"""
-    ent_anneal_fraction: float = 0.8
-    """fraction of the run over which the entropy coefficient is annealed linearly"""
     vf_coef: float = 1.0
-    """value-loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
-    target_kl: float | None = None
-    """stop an update early once the approximate KL exceeds this (None: never)"""
-
-    # the network
-    features: Literal["greed", "margin", "margin-final", "margin-cross", "none"] = "greed"
-    """policy inputs: 'greed' appends exact readings of the dice, turn total and scores; 'margin'
-    adds the margin after banking over the best other seat; 'margin-final' reads it in final rounds
-    only; 'margin-cross' adds a copy read only when banking would reach the target before a final
-    round; 'none' feeds the observation alone"""
-    set_readings: bool = True
-    """read the working sets as per-face thermometers (carry-over rules such as progressive)"""
-    need_readings: bool = False
-    """under an exact target: also read the points still needed to land on it"""
-    policy_head: Literal["structured", "plain"] = "structured"
-    """action logits: 'structured' adds a term shared by keeps made of the same parts; 'plain' is
-    one linear layer"""
-    lean_masking: bool = False
-    """the masked action distribution in one log-softmax (faster with thousands of actions)"""
-    net_width: int = 256
-    """units per hidden layer (policy and value networks are separate MLPs)"""
-    net_depth: int = 2
-    """hidden layers"""
-    activation: Literal["tanh", "relu"] = "tanh"
-    """hidden-layer activation"""
-    vf_width: int = 0
-    """units per hidden layer of the value network (0: --net-width; a wider one continues an
-    --init-from critic as the same function)"""
-    vf_depth: int = 0
-    """hidden layers of the value network (0: --net-depth; another depth starts afresh)"""
     vf_warmup: int = 0
     """environment steps at the start during which only the value network learns"""
-    init_from: str | None = None
-    """start from the weights of this model zip: the turn stage or the stage before (readings it
-    lacks start at weight 0)"""
+
+    # the network (NetworkSettings)
+    net_width: int = 256
     init_temperature: float = 1.0
     """divide the --init-from policy's logits of the moves other than keeps by this (>= 1): the
     greedy play stays, but bank-or-roll choices the turn stage ruled out are sampled again"""
 
-    # evaluation against optimal-duel
+    # evaluation against optimal-duel (EvalSettings)
     eval_every: int = 500_000
-    """environment steps between evaluations"""
     eval_episodes: int = 40_000
     """seat-balanced games per periodic evaluation (+-0.5 points)"""
     eval_regret_episodes: int = 0
@@ -218,8 +148,11 @@ class Args:
     final_regret_episodes: int = 2000
     """games of the final evaluation whose decisions the solver scores: the estimate
     0.5 - regret per game (+-0.09 points from 2,000 games; 0: none)"""
-    eval_seed: int = 12_345
-    """seed of the evaluation games (the same games at every evaluation)"""
+
+    def check(self) -> None:
+        super().check()
+        if self.init_temperature < 1.0 or (self.init_temperature != 1.0 and not self.init_from):
+            raise ValueError(f"--init-temperature {self.init_temperature}: needs a value >= 1 and --init-from")
 
 
 @dataclass(frozen=True)
@@ -327,23 +260,9 @@ def train(args: Args, rules: Rules, run: Run) -> None:
         model = run.load_checkpoint(envs, seed=env_seed)
     else:
         model = MaskablePPO(
-            policy_class(args),
-            envs,
-            learning_rate=learning_rate(args),
-            n_steps=args.num_steps,
-            batch_size=args.minibatch_size,
-            n_epochs=args.update_epochs,
-            gamma=args.gamma,
-            gae_lambda=args.gae_lambda,
-            clip_range=args.clip_coef,
-            ent_coef=args.ent_coef,
-            vf_coef=args.vf_coef,
-            max_grad_norm=args.max_grad_norm,
-            target_kl=args.target_kl,
-            policy_kwargs=policy_kwargs(args, rules),
-            seed=args.seed,
-            device="cpu",
-        )
+            policy_class(args), envs, **ppo_kwargs(args), policy_kwargs=policy_kwargs(args, rules),
+            seed=args.seed, device="cpu",
+        )  # fmt: skip
         if args.init_from:
             init_weights(model, Path(args.init_from), rules)
             soften(model, args.init_temperature, rules)
@@ -351,9 +270,9 @@ def train(args: Args, rules: Rules, run: Run) -> None:
 
     # learning: periodic evaluations, checkpoints, the entropy schedule and the critic's warm-up
     periodic = functools.partial(evaluate_policy, args, rules, episodes=args.eval_episodes, regret=args.eval_regret_episodes)
-    callback = TrainingCallback(args, run, periodic)
+    callback = TrainingCallback(run, periodic, ppo=args, evaluation=args, vf_warmup=args.vf_warmup)
     try:
-        model.learn(run.remaining(model, args.total_timesteps), callback=callback, reset_num_timesteps=not run.resumed)
+        model.learn(run.remaining(model), callback=callback, reset_num_timesteps=not run.resumed)
     finally:
         envs.close()
 
@@ -372,16 +291,15 @@ def run_chain(args: Args) -> Path:
     """Every stage of :data:`CHAIN` for ``--seed``, the turn stage first, each in
     ``runs_dir/RULES__duel__STAGE__SEED`` (a stage with its card is done; one with a checkpoint
     resumes); returns the last stage's folder."""
-    check_args(args)  # before hours of stages: a bad --export or --runs-dir fails now
+    dataclasses.replace(args, init_from=None).check()  # before hours of stages: a bad --export fails now
     runs = Path(args.runs_dir)
-    ppo_turn = load_script("ppo_turn")
     turn_dir = runs / f"{args.rules}__turn__chain__{args.seed}"
     if not (turn_dir / "model.json").is_file():
-        ppo_turn.main(ppo_turn.Args(
-            **TURN_STAGE, rules=args.rules, rules_set=args.rules_set, seed=args.seed, runs_dir=str(runs),
-            run_name=turn_dir.name, resume=(turn_dir / "checkpoints" / "latest.json").is_file(),
-            progress=args.progress, torch_threads=args.torch_threads,
-        ))  # fmt: skip
+        run_recipe("ppo_turn", {
+            **TURN_STAGE, "rules": args.rules, "rules_set": args.rules_set, "seed": args.seed, "runs_dir": str(runs),
+            "run_name": turn_dir.name, "resume": (turn_dir / "checkpoints" / "latest.json").is_file(),
+            "progress": args.progress, "torch_threads": args.torch_threads,
+        })  # fmt: skip
     models = {"turn": turn_dir / "model.zip"}
     for stage in CHAIN:
         folder = runs / f"{args.rules}__duel__{stage.name}__{args.seed}"

@@ -43,7 +43,6 @@ also writes the ONNX bot and its card to ``agents/RULES/``.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 from dataclasses import dataclass
@@ -56,8 +55,8 @@ import torch
 from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot
 from greed_env.evaluation import EvalResult, evaluate, resolve_bot
 from greed_env.rules import Rules
-from greed_env.solver.bot import OptimalBot
-from greed_env.train.args import check_args, parse_args, rules_from_args
+from greed_env.rules.config import rules_from_args
+from greed_env.solver.optimal_bot import OptimalBot
 from greed_env.train.backends import make_duel, make_vec_env
 from greed_env.train.callback import TrainingCallback
 from greed_env.train.kickstart import (
@@ -67,8 +66,19 @@ from greed_env.train.kickstart import (
     TeacherStarts,
     export_bot,
 )
-from greed_env.train.policy import learning_rate, policy_class, policy_kwargs
-from greed_env.train.session import Run, start_run
+from greed_env.train.network import policy_class, policy_kwargs
+from greed_env.train.run import Run, start_run
+from greed_env.train.settings import (
+    EvalSettings,
+    ExportSettings,
+    Features,
+    NetworkSettings,
+    PPOSettings,
+    RunSettings,
+    TeacherSettings,
+    parse_args,
+    ppo_kwargs,
+)
 from greed_env.train.teacher import TeacherLabeller, teacher_starts
 from greed_env.train.tensorboard import make_logger
 from greed_env.train.warmstart import init_weights
@@ -77,49 +87,20 @@ SCRIPT = "training/ppo_teacher_duel.py"
 
 
 @dataclass
-class Args:
+class Args(EvalSettings, NetworkSettings, PPOSettings, TeacherSettings, ExportSettings, RunSettings):
     """Teacher-assisted MaskablePPO on greed_env/Duel-v0 (two seats, the learner's seat drawn),
     the solver's optimal-duel as teacher, measured against optimal-duel."""
 
-    # the run
+    # the run (RunSettings, ExportSettings): the defaults of this recipe
     exp_name: str = "kick"
-    """name of this experiment (the third part of the run name)"""
-    seed: int = 1
-    """seed of the network, PPO's sampling and the environments"""
     rules: str = "progressive"
-    """rules preset to train on"""
-    rules_set: list[str] = dataclasses.field(
-        default_factory=list, metadata={"flag": "--set", "metavar": "FIELD=VALUE", "replaces": "--rules-set"}
-    )
-    """override one rules field of the preset (repeatable), e.g. --set target=3000"""
-    runs_dir: str = "runs"
-    """folder holding one sub-folder per run"""
-    run_name: str | None = None
-    """explicit run name (default: rules__duel__exp__seed__time)"""
-    resume: bool = False
-    """continue the latest run of this rules/exp/seed (or --run-name) from its last checkpoint"""
-    checkpoint_every: int = 250_000
-    """environment steps between checkpoints (written atomically; --resume restarts there)"""
-    export: str = ""
-    """also export the final policy as the ONNX bot NAME with its card into --export-dir/RULES/"""
-    export_dir: str = "agents"
-    """folder of the bot registry that --export writes into"""
-    export_check_positions: int = 10_000
-    """random positions on which the exported ONNX bot must act as the model does"""
+    progress: bool = False
     export_games: int = 200
     """games against each of the rules' default opponents that --export plays and stores in the bot card"""
-    progress: bool = False
-    """show a progress bar with steps/s and the latest evaluation"""
-    torch_threads: int = 1
-    """torch intra-op threads (1 leaves the other core to the environments)"""
-    torch_deterministic: bool = True
-    """use deterministic torch algorithms"""
 
-    # the teacher
+    # the teacher (TeacherSettings)
     teacher_weight: float = 5.0
-    """weight of KL(teacher || student) at the start of the run (0: MaskablePPO alone)"""
     teacher_until: float = 1.0
-    """fraction of the run at which that weight reaches 0 (linearly); PPO alone after"""
     teacher_temperature: float = 0.002
     """temperature of the teacher's softmax over the moves' win probabilities (0: argmax, ties split)"""
     teacher_max_contexts: int = 1000
@@ -130,8 +111,6 @@ class Args:
     """games of optimal-duel against itself whose turn starts make that pool"""
 
     # the environments
-    total_timesteps: int = 1_000_000
-    """environment steps (decisions of the learner) of the run"""
     num_envs: int = 256
     """parallel games of the native engine"""
     vector: Literal["native"] = "native"
@@ -140,88 +119,25 @@ class Args:
     """the training opponent, one the native engine plays in its kernels: 'threshold-N' or
     'random' (or 'optimal' on rules without carry-over)"""
 
-    # PPO
-    learning_rate: float = 3e-4
-    """Adam learning rate (at the start, see --anneal-lr)"""
-    anneal_lr: bool = True
-    """anneal the learning rate linearly to zero over the run"""
-    num_steps: int = 64
-    """steps per environment per rollout (rollout = num_envs * num_steps = 16,384 decisions)"""
-    minibatch_size: int = 2048
-    """minibatch size of the PPO update"""
-    update_epochs: int = 4
-    """epochs over each rollout"""
-    gamma: float = 1.0
-    """discount factor (1: the return is the game's result)"""
-    gae_lambda: float = 0.95
-    """lambda of generalised advantage estimation"""
-    clip_coef: float = 0.2
-    """PPO surrogate clipping coefficient"""
+    # PPO (PPOSettings)
     ent_coef: float = 0.001
-    """entropy bonus coefficient at the start of the run"""
-    ent_coef_final: float = 0.0
-    """entropy bonus coefficient reached at --ent-anneal-fraction of the run (then held)"""
-    ent_anneal_fraction: float = 0.8
-    """fraction of the run over which the entropy coefficient is annealed linearly"""
-    vf_coef: float = 0.5
-    """value-loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
-    target_kl: float | None = None
-    """stop an update early once the approximate KL exceeds this (None: never)"""
 
-    # the network
-    features: Literal["greed", "margin", "margin-final", "margin-cross", "none"] = "margin"
-    """policy inputs: 'greed' appends exact readings of the dice, turn total and scores; 'margin'
-    adds the lead after banking over the opponent; 'margin-final' reads it in final rounds only;
-    'margin-cross' adds a copy read only when banking would reach the target before a final
-    round; 'none' feeds the observation alone"""
-    set_readings: bool = True
-    """read the working sets as per-face thermometers (carry-over rules such as progressive)"""
+    # the network (NetworkSettings)
+    features: Features = "margin"
     need_readings: bool = True
-    """under an exact target: also read the points still needed to land on it"""
-    policy_head: Literal["structured", "plain"] = "structured"
-    """action logits: 'structured' adds a term shared by keeps made of the same parts; 'plain'
-    is one linear layer"""
     lean_masking: bool = True
-    """the masked action distribution in one log-softmax (faster with thousands of actions)"""
     net_width: int = 512
-    """units per hidden layer (policy and value networks are separate MLPs; with --init-from,
-    the width of the policy it starts from)"""
-    net_depth: int = 2
-    """hidden layers"""
-    activation: Literal["tanh", "relu"] = "tanh"
-    """hidden-layer activation"""
-    vf_width: int = 0
-    """units per hidden layer of the value network (0: --net-width)"""
-    vf_depth: int = 0
-    """hidden layers of the value network (0: --net-depth)"""
-    init_from: str | None = None
-    """start from the weights of this model zip (the turn stage; readings it lacks start at
-    weight 0)"""
 
-    # evaluation against optimal-duel
-    eval_every: int = 250_000
-    """environment steps between evaluations"""
+    # evaluation against optimal-duel (EvalSettings)
     eval_episodes: int = 200
     """seat-balanced games per periodic evaluation, every decision scored (regret estimate)"""
     final_eval_episodes: int = 1000
     """seat-balanced games of the final evaluation, every decision scored (regret estimate)"""
-    eval_seed: int = 12_345
-    """seed of the evaluation games (the same games at every evaluation)"""
 
 
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run and return its folder; ``--export`` also writes the bot."""
-    if not 0.0 <= args.teacher_until <= 1.0:
-        raise ValueError(f"--teacher-until {args.teacher_until}: must be a fraction of the run in [0, 1]")
-    if not (args.teacher_weight >= 0.0 and args.teacher_temperature >= 0.0):
-        raise ValueError("--teacher-weight and --teacher-temperature must be numbers >= 0")
-    if args.export_games < 0:
-        raise ValueError(f"--export-games {args.export_games}: must be an integer >= 0")
-    if not (0.0 <= args.teacher_starts <= 1.0 and args.teacher_start_games >= 1 and args.teacher_max_contexts >= 1):
-        raise ValueError("--teacher-starts must be in [0, 1], --teacher-start-games and --teacher-max-contexts >= 1")
-    check_args(args)
+    args.check()
     rules = rules_from_args(args.rules, args.rules_set)
     resolve_bot(args.opponent, rules, "duel")  # refuse an unknown opponent before any folder
     policy_kwargs(args, rules)  # refuses settings the rules cannot take, before any run folder
@@ -255,7 +171,8 @@ def train(args: Args, rules: Rules, run: Run) -> None:
     torch.set_num_threads(args.torch_threads)
     env_seed = args.seed + run.step
 
-    # the teacher (its table is also the one its self-play games are played from)
+    # the teacher: optimal-duel's win probabilities of the moves at temperature
+    # --teacher-temperature (its table is also the one its self-play games are played from)
     teacher_bot = OptimalBot(rules, "duel")
     teacher = TeacherLabeller(rules, "duel", args.teacher_temperature, table=teacher_bot.table)
     schedule = TeacherSchedule(args.teacher_weight, int(args.teacher_until * args.total_timesteps))
@@ -277,34 +194,19 @@ def train(args: Args, rules: Rules, run: Run) -> None:
         model.attach_teacher(teacher, schedule, max_contexts=args.teacher_max_contexts)
     else:
         model = KickstartPPO(
-            policy_class(args),
-            envs,
-            learning_rate=learning_rate(args),
-            n_steps=args.num_steps,
-            batch_size=args.minibatch_size,
-            n_epochs=args.update_epochs,
-            gamma=args.gamma,
-            gae_lambda=args.gae_lambda,
-            clip_range=args.clip_coef,
-            ent_coef=args.ent_coef,
-            vf_coef=args.vf_coef,
-            max_grad_norm=args.max_grad_norm,
-            target_kl=args.target_kl,
-            policy_kwargs=policy_kwargs(args, rules),
-            seed=args.seed,
-            device="cpu",
-            teacher=teacher,
-            schedule=schedule,
+            policy_class(args), envs, **ppo_kwargs(args), policy_kwargs=policy_kwargs(args, rules),
+            seed=args.seed, device="cpu", teacher=teacher, schedule=schedule,
             max_contexts=args.teacher_max_contexts,
-        )
+        )  # fmt: skip
         if args.init_from:
             init_weights(model, Path(args.init_from), rules)
     model.set_logger(make_logger(run.dir))  # TensorBoard: charts/, losses/ (teacher_kl), eval/
 
     # learning: periodic evaluations, checkpoints and the entropy schedule ride on the callback
-    callback = TrainingCallback(args, run, functools.partial(evaluate_policy, args, rules, episodes=args.eval_episodes))
+    periodic = functools.partial(evaluate_policy, args, rules, episodes=args.eval_episodes)
+    callback = TrainingCallback(run, periodic, ppo=args, evaluation=args)
     try:
-        model.learn(run.remaining(model, args.total_timesteps), callback=callback, reset_num_timesteps=not run.resumed)
+        model.learn(run.remaining(model), callback=callback, reset_num_timesteps=not run.resumed)
     finally:
         envs.close()
 

@@ -43,7 +43,6 @@ ONNX bot and its card to ``agents/RULES/NAME.onnx`` / ``.json``.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 from dataclasses import dataclass
@@ -57,12 +56,21 @@ from greed_env.bots.export import export_model
 from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot
 from greed_env.evaluation import EvalResult, evaluate
 from greed_env.rules import Rules
-from greed_env.train.args import parse_args, rules_from_args
+from greed_env.rules.config import rules_from_args
 from greed_env.train.backends import make_solitaire, make_vec_env
 from greed_env.train.callback import TrainingCallback
 from greed_env.train.curriculum import EntryStarts, KeepStarts
-from greed_env.train.policy import learning_rate, policy_class, policy_kwargs
-from greed_env.train.session import Run, start_run
+from greed_env.train.network import policy_class, policy_kwargs
+from greed_env.train.run import Run, start_run
+from greed_env.train.settings import (
+    EvalSettings,
+    ExportSettings,
+    NetworkSettings,
+    PPOSettings,
+    RunSettings,
+    parse_args,
+    ppo_kwargs,
+)
 from greed_env.train.tensorboard import make_logger
 from greed_env.train.warmstart import init_weights
 
@@ -70,44 +78,13 @@ SCRIPT = "training/ppo_turn.py"
 
 
 @dataclass
-class Args:
+class Args(EvalSettings, NetworkSettings, PPOSettings, ExportSettings, RunSettings):
     """Train a MaskablePPO turn policy on greed_env/Solitaire-v0 and measure it against the solver."""
 
-    # the run
-    exp_name: str = "ppo"
-    """name of this experiment (the third part of the run name)"""
-    seed: int = 1
-    """seed of the network, PPO's sampling and the environments"""
-    rules: str = "ten_thousand"
-    """rules preset to train on"""
-    rules_set: list[str] = dataclasses.field(
-        default_factory=list, metadata={"flag": "--set", "metavar": "FIELD=VALUE", "replaces": "--rules-set"}
-    )
-    """override one rules field of the preset (repeatable), e.g. --set target=3000"""
-    runs_dir: str = "runs"
-    """folder holding one sub-folder per run"""
-    run_name: str | None = None
-    """explicit run name (default: rules__turn__exp__seed__time)"""
-    resume: bool = False
-    """continue the latest run of this rules/exp/seed (or --run-name) from its last checkpoint"""
+    # the run (RunSettings, ExportSettings): the defaults of this recipe
     checkpoint_every: int = 25_000
-    """environment steps between checkpoints (written atomically; --resume restarts there)"""
-    export: str = ""
-    """also export the final policy as the ONNX bot NAME with its card into --export-dir/RULES/"""
-    export_dir: str = "agents"
-    """folder of the bot registry that --export writes into"""
-    export_check_positions: int = 10_000
-    """random positions on which the exported ONNX bot must act as the model does"""
-    progress: bool = True
-    """show a progress bar with steps/s and the latest evaluation"""
-    torch_threads: int = 1
-    """torch intra-op threads (1 leaves the other core to the environments)"""
-    torch_deterministic: bool = True
-    """use deterministic torch algorithms"""
 
     # the environments
-    total_timesteps: int = 1_000_000
-    """environment steps (decisions of the learner) of the run"""
     num_envs: int = 256
     """parallel environments"""
     vector: Literal["native", "subproc", "dummy"] = "native"
@@ -123,74 +100,16 @@ class Args:
     """share of the training turns that start after a random legal first keep, so the positions
     every first keep leads to are trained whatever the policy keeps (needs --vector native)"""
 
-    # PPO
-    learning_rate: float = 3e-4
-    """Adam learning rate (at the start, see --anneal-lr)"""
-    anneal_lr: bool = True
-    """anneal the learning rate linearly to zero over the run"""
-    num_steps: int = 64
-    """steps per environment per rollout (rollout = num_envs * num_steps = 16,384 decisions)"""
-    minibatch_size: int = 2048
-    """minibatch size of the PPO update"""
-    update_epochs: int = 4
-    """epochs over each rollout"""
-    gamma: float = 1.0
-    """discount factor (1: the return is the turn's points)"""
-    gae_lambda: float = 0.95
-    """lambda of generalised advantage estimation"""
-    clip_coef: float = 0.2
-    """PPO surrogate clipping coefficient"""
-    ent_coef: float = 0.01
-    """entropy bonus coefficient at the start of the run"""
-    ent_coef_final: float = 0.0
-    """entropy bonus coefficient reached at --ent-anneal-fraction of the run (then held)"""
-    ent_anneal_fraction: float = 0.8
-    """fraction of the run over which the entropy coefficient is annealed linearly"""
-    vf_coef: float = 0.5
-    """value-loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
-    target_kl: float | None = None
-    """stop an update early once the approximate KL exceeds this (None: never)"""
-
-    # the network
+    # the network (NetworkSettings)
     features: Literal["greed", "none"] = "greed"
     """policy inputs: 'greed' appends exact readings of the dice, the turn total and the scores
     to the observation (greed_env.bots.featurize); 'none' feeds the observation alone"""
-    set_readings: bool = True
-    """read the working sets as per-face thermometers (carry-over rules such as progressive)"""
-    need_readings: bool = False
-    """under an exact target: also read the points still needed to land on it"""
-    policy_head: Literal["structured", "plain"] = "structured"
-    """action logits: 'structured' adds a term shared by keeps made of the same parts (rare keeps
-    learn from common ones; greed_env.train.features); 'plain' is one linear layer"""
-    lean_masking: bool = False
-    """the masked action distribution in one log-softmax (the same values, a fraction of the
-    update time with thousands of actions, as in progressive and trippn)"""
     net_width: int = 256
-    """units per hidden layer (policy and value networks are separate MLPs)"""
-    net_depth: int = 2
-    """hidden layers"""
-    activation: Literal["tanh", "relu"] = "tanh"
-    """hidden-layer activation"""
-    vf_width: int = 0
-    """units per hidden layer of the value network (0: --net-width)"""
-    vf_depth: int = 0
-    """hidden layers of the value network (0: --net-depth)"""
-    init_from: str | None = None
-    """start from the weights of this model zip (same rules and network shape)"""
 
-    # evaluation against the solver
+    # evaluation against the solver (EvalSettings)
     eval_every: int = 500_000
-    """environment steps between evaluations"""
-    eval_episodes: int = 1000
-    """turns per periodic evaluation (greedy masked actions)"""
     eval_regret_episodes: int = 0
     """turns of each evaluation whose decisions the solver scores (regret per decision)"""
-    final_eval_episodes: int = 5000
-    """turns of the final evaluation written into the model card"""
-    eval_seed: int = 12_345
-    """seed of the evaluation turns (the same turns at every evaluation)"""
     eval_exact: bool = True
     """also compute the policy's exact expected turn score by enumerating every roll it can meet
     (seconds of CPU for a trained policy)"""
@@ -236,23 +155,9 @@ def train(args: Args, rules: Rules, run: Run) -> None:
         model = run.load_checkpoint(envs, seed=env_seed)
     else:
         model = MaskablePPO(
-            policy_class(args),
-            envs,
-            learning_rate=learning_rate(args),
-            n_steps=args.num_steps,
-            batch_size=args.minibatch_size,
-            n_epochs=args.update_epochs,
-            gamma=args.gamma,
-            gae_lambda=args.gae_lambda,
-            clip_range=args.clip_coef,
-            ent_coef=args.ent_coef,
-            vf_coef=args.vf_coef,
-            max_grad_norm=args.max_grad_norm,
-            target_kl=args.target_kl,
-            policy_kwargs=policy_kwargs(args, rules),
-            seed=args.seed,
-            device="cpu",
-        )
+            policy_class(args), envs, **ppo_kwargs(args), policy_kwargs=policy_kwargs(args, rules),
+            seed=args.seed, device="cpu",
+        )  # fmt: skip
         if args.init_from:
             init_weights(model, Path(args.init_from), rules)
     model.set_logger(make_logger(run.dir))  # TensorBoard: charts/, losses/, eval/
@@ -272,9 +177,10 @@ def train(args: Args, rules: Rules, run: Run) -> None:
         )
 
     # learning: periodic evaluations, checkpoints and the entropy schedule ride on the callback
-    callback = TrainingCallback(args, run, functools.partial(evaluate_policy, episodes=args.eval_episodes))
+    periodic = functools.partial(evaluate_policy, episodes=args.eval_episodes)
+    callback = TrainingCallback(run, periodic, ppo=args, evaluation=args)
     try:
-        model.learn(run.remaining(model, args.total_timesteps), callback=callback, reset_num_timesteps=not run.resumed)
+        model.learn(run.remaining(model), callback=callback, reset_num_timesteps=not run.resumed)
     finally:
         envs.close()
 

@@ -55,13 +55,22 @@ from greed_env.bots.export import export_model
 from greed_env.bots.numpy_backend import NumpyPolicy, PolicyBot
 from greed_env.evaluation import EvalResult, evaluate
 from greed_env.rules import Rules
-from greed_env.train.args import check_args, parse_args, rules_from_args
+from greed_env.rules.config import rules_from_args
 from greed_env.train.backends import make_solitaire, make_vec_env
 from greed_env.train.callback import TrainingCallback
 from greed_env.train.curriculum import RaceStarts
-from greed_env.train.policy import learning_rate, policy_class, policy_kwargs
-from greed_env.train.scripts import load_script
-from greed_env.train.session import Run, start_run
+from greed_env.train.network import policy_class, policy_kwargs
+from greed_env.train.recipes import run_recipe
+from greed_env.train.run import Run, start_run
+from greed_env.train.settings import (
+    EvalSettings,
+    ExportSettings,
+    NetworkSettings,
+    PPOSettings,
+    RunSettings,
+    parse_args,
+    ppo_kwargs,
+)
 from greed_env.train.tensorboard import make_logger
 from greed_env.train.warmstart import init_weights
 
@@ -69,47 +78,17 @@ SCRIPT = "training/progressive_race.py"
 
 
 @dataclass
-class Args:
+class Args(EvalSettings, NetworkSettings, PPOSettings, ExportSettings, RunSettings):
     """Train a MaskablePPO policy to finish races on an exact target, from a turn policy."""
 
-    # the run
-    exp_name: str = "ppo"
-    """name of this experiment (the third part of the run name)"""
+    # the run (RunSettings, ExportSettings): the defaults of this recipe
     seed: int = 3
-    """seed of the network, PPO's sampling and the environments"""
     rules: str = "progressive"
-    """rules preset to train on"""
-    rules_set: list[str] = dataclasses.field(
-        default_factory=list, metadata={"flag": "--set", "metavar": "FIELD=VALUE", "replaces": "--rules-set"}
-    )
-    """override one rules field of the preset (repeatable), e.g. --set target=3000"""
-    runs_dir: str = "runs"
-    """folder holding one sub-folder per run"""
-    run_name: str | None = None
-    """explicit run name (default: rules__race__exp__seed__time)"""
-    resume: bool = False
-    """continue the latest run of this rules/exp/seed (or --run-name) from its last checkpoint"""
-    checkpoint_every: int = 250_000
-    """environment steps between checkpoints (written atomically; --resume restarts there)"""
     chain: bool = False
     """train every stage of CHAIN (the turn stage first) into runs_dir/RULES__STAGE__SEED; the race
     stages use seeds --seed - 2, --seed - 1 and --seed; finished stages are kept"""
-    export: str = ""
-    """also export the final policy as the ONNX bot NAME with its card into --export-dir/RULES/"""
-    export_dir: str = "agents"
-    """folder of the bot registry that --export writes into"""
-    export_check_positions: int = 10_000
-    """random positions on which the exported ONNX bot must act as the model does"""
-    progress: bool = True
-    """show a progress bar with steps/s and the latest evaluation"""
-    torch_threads: int = 1
-    """torch intra-op threads (1 leaves the other core to the environments)"""
-    torch_deterministic: bool = True
-    """use deterministic torch algorithms"""
 
     # the environments
-    total_timesteps: int = 1_000_000
-    """environment steps (decisions of the learner) of the run"""
     num_envs: int = 256
     """parallel races"""
     vector: Literal["native", "subproc", "dummy"] = "native"
@@ -121,77 +100,27 @@ class Args:
     race_starts_near: float = 0.5
     """share of the --race-starts drawn within the last fifth below the target (the landing)"""
 
-    # PPO
-    learning_rate: float = 3e-4
-    """Adam learning rate (at the start, see --anneal-lr)"""
-    anneal_lr: bool = True
-    """anneal the learning rate linearly to zero over the run"""
-    num_steps: int = 64
-    """steps per environment per rollout (rollout = num_envs * num_steps = 16,384 decisions)"""
-    minibatch_size: int = 2048
-    """minibatch size of the PPO update"""
-    update_epochs: int = 4
-    """epochs over each rollout"""
-    gamma: float = 1.0
-    """discount factor (1: the return is minus the turns of the race)"""
-    gae_lambda: float = 0.95
-    """lambda of generalised advantage estimation"""
-    clip_coef: float = 0.2
-    """PPO surrogate clipping coefficient"""
-    ent_coef: float = 0.01
-    """entropy bonus coefficient at the start of the run"""
-    ent_coef_final: float = 0.0
-    """entropy bonus coefficient reached at --ent-anneal-fraction of the run (then held)"""
-    ent_anneal_fraction: float = 0.8
-    """fraction of the run over which the entropy coefficient is annealed linearly"""
-    vf_coef: float = 0.5
-    """value-loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
-    target_kl: float | None = None
-    """stop an update early once the approximate KL exceeds this (None: never)"""
-
-    # the network
-    features: Literal["greed", "none"] = "greed"
-    """policy inputs: 'greed' appends exact readings of the dice, turn total and scores (and the
-    working sets); 'none' feeds the observation alone"""
-    set_readings: bool = True
-    """read the working sets as per-face thermometers (carry-over rules such as progressive)"""
-    need_readings: bool = True
-    """read the points still needed to land on the exact target after banking now (rules with
-    an exact target only; a turn policy without them starts with their weights at 0)"""
-    policy_head: Literal["structured", "plain"] = "structured"
-    """action logits: 'structured' adds a term shared by keeps made of the same parts; 'plain' is
-    one linear layer"""
-    lean_masking: bool = True
-    """the masked action distribution in one log-softmax (Progressive has 3,693 actions)"""
-    net_width: int = 128
-    """units per hidden layer (policy and value networks are separate MLPs)"""
-    net_depth: int = 2
-    """hidden layers"""
-    activation: Literal["tanh", "relu"] = "tanh"
-    """hidden-layer activation"""
-    vf_width: int = 0
-    """units per hidden layer of the value network (0: --net-width)"""
-    vf_depth: int = 0
-    """hidden layers of the value network (0: --net-depth)"""
+    # PPO (PPOSettings)
     vf_warmup: int = 0
     """environment steps at the start during which only the value network learns (fits the new
     race critic to an --init-from turn policy before its advantages move that policy)"""
-    init_from: str | None = None
-    """start from the weights of this model zip: the turn policy or the stage before"""
 
-    # evaluation against the solver's race table
-    eval_every: int = 250_000
-    """environment steps between evaluations"""
+    # the network (NetworkSettings)
+    features: Literal["greed", "none"] = "greed"
+    """policy inputs: 'greed' appends exact readings of the dice, turn total and scores (and the
+    working sets); 'none' feeds the observation alone"""
+    need_readings: bool = True
+    """read the points still needed to land on the exact target after banking now (rules with
+    an exact target only; a turn policy without them starts with their weights at 0)"""
+    lean_masking: bool = True
+
+    # evaluation against the solver's race table (EvalSettings)
     eval_episodes: int = 500
     """races from 0 per periodic evaluation"""
     eval_regret_episodes: int = 0
     """races of each evaluation whose decisions the solver scores"""
     final_eval_episodes: int = 2000
     """races of the final evaluation written into the model card"""
-    eval_seed: int = 12_345
-    """seed of the evaluation races (the same races at every evaluation)"""
 
 
 @dataclass(frozen=True)
@@ -261,23 +190,9 @@ def train(args: Args, rules: Rules, run: Run) -> None:
         model = run.load_checkpoint(envs, seed=env_seed)
     else:
         model = MaskablePPO(
-            policy_class(args),
-            envs,
-            learning_rate=learning_rate(args),
-            n_steps=args.num_steps,
-            batch_size=args.minibatch_size,
-            n_epochs=args.update_epochs,
-            gamma=args.gamma,
-            gae_lambda=args.gae_lambda,
-            clip_range=args.clip_coef,
-            ent_coef=args.ent_coef,
-            vf_coef=args.vf_coef,
-            max_grad_norm=args.max_grad_norm,
-            target_kl=args.target_kl,
-            policy_kwargs=policy_kwargs(args, rules),
-            seed=args.seed,
-            device="cpu",
-        )
+            policy_class(args), envs, **ppo_kwargs(args), policy_kwargs=policy_kwargs(args, rules),
+            seed=args.seed, device="cpu",
+        )  # fmt: skip
         if args.init_from:
             init_weights(model, Path(args.init_from), rules)
     model.set_logger(make_logger(run.dir))  # TensorBoard: charts/, losses/, eval/
@@ -294,9 +209,10 @@ def train(args: Args, rules: Rules, run: Run) -> None:
         )
 
     # learning: periodic evaluations, checkpoints, the entropy schedule and the critic's warm-up
-    callback = TrainingCallback(args, run, functools.partial(evaluate_policy, episodes=args.eval_episodes))
+    periodic = functools.partial(evaluate_policy, episodes=args.eval_episodes)
+    callback = TrainingCallback(run, periodic, ppo=args, evaluation=args, vf_warmup=args.vf_warmup)
     try:
-        model.learn(run.remaining(model, args.total_timesteps), callback=callback, reset_num_timesteps=not run.resumed)
+        model.learn(run.remaining(model), callback=callback, reset_num_timesteps=not run.resumed)
     finally:
         envs.close()
 
@@ -313,16 +229,15 @@ def run_chain(args: Args) -> Path:
     (a stage with its card is done; one with a checkpoint resumes); returns the last folder."""
     if args.seed < 2:
         raise ValueError(f"--chain trains its race stages with seeds --seed - 2 .. --seed: --seed {args.seed} is below 2")
-    check_args(args)  # before hours of stages: a bad --export or --runs-dir fails now
+    dataclasses.replace(args, init_from=None).check()  # before hours of stages: a bad --export fails now
     runs = Path(args.runs_dir)
-    ppo_turn = load_script("ppo_turn")
     turn_dir = runs / f"{args.rules}__turn__{args.seed}"
     if not (turn_dir / "model.json").is_file():
-        ppo_turn.main(ppo_turn.Args(
-            **TURN_STAGE, rules=args.rules, rules_set=args.rules_set, seed=args.seed, runs_dir=str(runs),
-            run_name=turn_dir.name, resume=(turn_dir / "checkpoints" / "latest.json").is_file(),
-            progress=args.progress, torch_threads=args.torch_threads,
-        ))  # fmt: skip
+        run_recipe("ppo_turn", {
+            **TURN_STAGE, "rules": args.rules, "rules_set": args.rules_set, "seed": args.seed, "runs_dir": str(runs),
+            "run_name": turn_dir.name, "resume": (turn_dir / "checkpoints" / "latest.json").is_file(),
+            "progress": args.progress, "torch_threads": args.torch_threads,
+        })  # fmt: skip
     models = {"turn": turn_dir / "model.zip"}
     for stage in CHAIN:
         folder = runs / f"{args.rules}__{stage.name}__{args.seed}"

@@ -47,7 +47,6 @@ from greed_env.bots.cards import read_card, write_card
 from greed_env.bots.tournament import default_opponents, evaluate_bot
 from greed_env.files import atomic_write_text
 from greed_env.rules import preset
-from greed_env.train.args import check_args, parse_args, run_name
 from greed_env.train.rllib_curve import (
     RayMissingError,
     curve_point,
@@ -55,12 +54,20 @@ from greed_env.train.rllib_curve import (
     result_scalar,
     write_curve,
 )
+from greed_env.train.settings import (
+    ExportSettings,
+    OptionalInt,
+    OptionalStr,
+    check_run_folder,
+    parse_args,
+    run_name,
+)
 
 SCRIPT = "training/rllib_selfplay.py"
 
 
 @dataclass
-class Args:
+class Args(ExportSettings):
     """Train one shared PPO policy by self-play on greed_v0 with Ray RLlib, then export it as a bot."""
 
     # the run
@@ -70,7 +77,7 @@ class Args:
     """seed of the samplers and the network"""
     runs_dir: str = "runs/rllib"
     """folder holding one sub-folder per run"""
-    run_name: str | None = None
+    run_name: OptionalStr = None
     """explicit run name (default rules__selfplay__rllib__seed__time)"""
     iterations: int = 10_000
     """training iterations (each samples --train-batch-size agent steps)"""
@@ -81,10 +88,6 @@ class Args:
     """iterations between checkpoints (the last iteration is always saved)"""
     bot_name: str = "rllib-selfplay"
     """name of the bot exported into RUN/bots/RULES/ at the end ('' skips it)"""
-    export: str = ""
-    """also export the final policy as the ONNX bot NAME with its card into --export-dir/RULES/"""
-    export_dir: str = "agents"
-    """folder of the bot registry that --export writes into"""
     export_check_positions: int = 500
     """positions on which the ONNX bot must act as the RLlib module does"""
 
@@ -103,9 +106,9 @@ class Args:
     """CPUs Ray reserves for each runner"""
     num_learners: int = 0
     """remote learner actors (0: learn in this process)"""
-    address: str | None = None
+    address: OptionalStr = None
     """Ray cluster to join ('auto' after `ray start`, or ray://HOST:10001); None starts a local Ray"""
-    local_cpus: int | None = None
+    local_cpus: OptionalInt = None
     """CPUs of the local Ray instance when --address is not given (None: all)"""
 
     # PPO
@@ -136,6 +139,10 @@ class Args:
     eval_games: int = 0
     """games against each default opponent after the export, stored in the bot card (0: none)"""
 
+    def check(self) -> None:
+        super().check()
+        check_run_folder(self.runs_dir, self.run_name)
+
 
 def main(args: Args) -> Path:
     """Train, checkpoint and export one run; returns its folder.
@@ -154,7 +161,7 @@ def main(args: Args) -> Path:
     from greed_env.rllib.config import SHARED_MODULE, selfplay_config
     from greed_env.rllib.export import export_checkpoint
 
-    check_args(args)
+    args.check()
     rules = preset(args.rules)
     tasks = curve_tasks(args.rules, args.num_players, args.curve_tasks, args.curve_games) if args.eval_every > 0 else []
     run_dir = Path(args.runs_dir) / (args.run_name or run_name(args.rules, "selfplay", "rllib", args.seed))

@@ -98,7 +98,7 @@ def _check_spaces(model: Any, rules: Rules, where: str) -> ActionCatalog:
 
 def _linear_head(head: Any) -> Any:
     """The action head as one ``Linear`` layer: a structured head (free logits plus a shared
-    term over fixed action descriptions, :class:`greed_env.train.features.StructuredActionHead`)
+    term over fixed action descriptions, :class:`greed_env.train.network.StructuredActionHead`)
     is folded into its effective weight and bias, so the graph does not carry the description
     matrix (Progressive's keep parts are 3,696 x 61) beside the weights it already determines."""
     import torch

@@ -51,7 +51,7 @@ slowly. :func:`featurize` appends exact, parameter-free readings of the same ent
   endgame keep turns on that difference, which the score and turn-total thermometers leave
   the network to subtract at 50-point resolution. The readings come last.
 
-The torch module :class:`greed_env.train.features.GreedFeatures` computes the same thing inside
+The torch module :class:`greed_env.train.network.GreedFeatures` computes the same thing inside
 the policy network, so saved models, exported ONNX graphs and :class:`NumpyPolicy` all see the
 observation of the environment unchanged. Thresholds sit half a step below each value, so float
 rounding of the scaled observation never moves a reading.

@@ -185,7 +185,7 @@ class NumpyPolicy:
         config = getattr(extractor, "config", None)
         if isinstance(extractor, FlattenExtractor):
             features: FeatureConfig | None = None
-        elif isinstance(config, Mapping):  # the training features (greed_env.train.features) declare their readings
+        elif isinstance(config, Mapping):  # the training features (greed_env.train.network) declare their readings
             features = FeatureConfig.from_dict(dict(config))
         else:
             raise BotLoadError(

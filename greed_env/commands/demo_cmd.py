@@ -44,7 +44,7 @@ from greed_env.rules import (
     sample_roll,
 )
 from greed_env.rules.config import PRESET_SOURCES
-from greed_env.train.scripts import load_script
+from greed_env.train.recipes import run_recipe
 
 DEFAULT_STEPS = 60_000
 DEFAULT_EVAL_TURNS = 10_000
@@ -52,6 +52,8 @@ DEFAULT_DUEL_GAMES = 20_000
 QUICK_STEPS = 1_024
 QUICK_EVAL_TURNS = 200
 QUICK_DUEL_GAMES = 200
+EXACT_POSITIONS = 1_000_000
+"""The most positions a bot's turns may reach for its exact value to be enumerated."""
 
 
 def register(sub: Any) -> None:
@@ -195,24 +197,17 @@ def run(args: argparse.Namespace) -> int:
 
     _section(f"3. Training MaskablePPO on greed_env/Solitaire-v0 ({steps:,} steps)")
 
-    ppo_turn = load_script("ppo_turn")  # training/ppo_turn.py, with the demo's small settings
-    train_args = ppo_turn.Args(
-        rules=rules.name,
-        num_envs=2, vector="subproc", num_steps=512, minibatch_size=256, net_width=128, entry_starts=0.0,
-        seed=args.seed,
-        total_timesteps=steps,
-        exp_name="demo",
-        runs_dir=args.runs_dir,
-        eval_every=steps if quick else max(steps // 3, 1),
-        eval_episodes=200 if quick else 1000,
-        eval_regret_episodes=50 if quick else 200,
-        final_eval_episodes=200 if quick else 1000,
-        eval_exact=not quick,
-        checkpoint_every=max(steps // 2, 1),
-        progress=sys.stderr.isatty(),
-    )
+    # training/ppo_turn.py with the demo's small settings, as `greed train ppo_turn ...` runs it
+    run_dir = Path(args.runs_dir) / f"{rules.name}__turn__demo__{args.seed}__{int(time.time())}"
     t0 = time.perf_counter()
-    run_dir = Path(ppo_turn.main(train_args))
+    run_recipe("ppo_turn", {
+        "rules": rules.name, "num_envs": 2, "vector": "subproc", "num_steps": 512, "minibatch_size": 256,
+        "net_width": 128, "entry_starts": 0.0, "seed": args.seed, "total_timesteps": steps, "exp_name": "demo",
+        "runs_dir": args.runs_dir, "run_name": run_dir.name, "eval_every": steps if quick else max(steps // 3, 1),
+        "eval_episodes": 200 if quick else 1000, "eval_regret_episodes": 50 if quick else 200,
+        "final_eval_episodes": 200 if quick else 1000, "eval_exact": not quick, "eval_exact_positions": EXACT_POSITIONS,
+        "checkpoint_every": max(steps // 2, 1), "progress": sys.stderr.isatty(),
+    })  # fmt: skip
     print(f"  trained in {time.perf_counter() - t0:.0f} s; run written to {run_dir}")
 
     _section(f"4. Evaluation against the solver ({eval_turns:,} turns each, seeded)")
@@ -236,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
             regret_episodes=min(eval_turns, 2000),
             # the solver's own value is known; the threshold bot: every roll enumerated, no noise
             exact=source == "threshold:300" and not quick,
-            exact_max_positions=train_args.eval_exact_positions,
+            exact_max_positions=EXACT_POSITIONS,
         )
         rows.append((label, result))
     for line in evaluation_table(rows, optimal, trained.get("exact")):

@@ -3,12 +3,11 @@
 ``greed eval`` is :mod:`greed_env.commands.eval_cmd`.
 
 Every file ``training/NAME.py`` with a dataclass ``Args`` and a ``main(args)`` is a script of
-``greed train`` (:mod:`greed_env.train.scripts` finds them; nothing registers them); its options
-are generated from ``Args`` when it runs, so ``greed --help`` imports no script. The old names
-``solo``, ``duel``, ``selfplay`` and ``rllib`` are aliases of ``ppo_turn``, ``ppo_duel``,
-``ppo_selfplay`` and ``rllib_selfplay``. User errors (missing or corrupt model file, rules
-mismatch, unknown bot, existing run directory, a refused setting) exit with status 2 and one line
-on stderr.
+``greed train`` (:mod:`greed_env.train.recipes` finds them; nothing registers them).
+``greed train NAME ARGS`` runs the file as ``python training/NAME.py ARGS`` does, so its options
+and help are the script's own, and ``greed --help`` runs no script. User errors (missing or
+corrupt model file, rules mismatch, unknown bot, existing run directory, a refused setting) exit
+with status 2 and one line on stderr.
 """
 
 from __future__ import annotations
@@ -20,14 +19,10 @@ from typing import Any
 from greed_env.bots.errors import BotLoadError
 from greed_env.rules import IllegalMove, RulesError
 from greed_env.train import soup
-from greed_env.train.args import add_dataclass_arguments, namespace_to
-from greed_env.train.scripts import ScriptError, load_script, script_docstring, script_names
+from greed_env.train.recipes import ScriptError, run_script, script_docstring, script_names
 from greed_env.train.soup import run
 
 __all__ = ["register"]
-
-SCRIPT_ALIASES = {"solo": "ppo_turn", "duel": "ppo_duel", "selfplay": "ppo_selfplay", "rllib": "rllib_selfplay"}
-"""Old ``greed train`` names, kept as aliases of the scripts that replaced them."""
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -44,29 +39,21 @@ def _fail(exc: BaseException, command: str) -> int:
 
 
 def _run_script(ns: argparse.Namespace) -> int:
-    """Parse the script's own options from ``ns.script_args`` and run its ``main``."""
+    """Run the script with its own options ``ns.script_args`` (:func:`run_script`)."""
 
     command = f"train {ns.script}"
     try:
-        module = load_script(ns.script)
-    except ImportError as exc:  # the train extra is missing
+        run_script(ns.script, ns.script_args)
+    except ModuleNotFoundError as exc:  # the train extra is missing
         return _fail(Exception(f"{exc} (training needs pip install 'greed-env[train]')"), command)
-    stub: argparse.ArgumentParser = ns.stub
-    parser = type(stub)(
-        prog=stub.prog, description=module.__doc__, epilog=stub.epilog, formatter_class=stub.formatter_class
-    )
-    add_dataclass_arguments(parser, module.Args)
-    args = namespace_to(module.Args, parser.parse_args(ns.script_args))
-    try:
-        module.main(args)
     except (*_user_errors(), ValueError, LookupError) as exc:
         return _fail(exc, command)
     return 0
 
 
 def script_examples() -> dict[str, str]:
-    """``{"train NAME": example}`` for every training script (and alias): the first line of its
-    docstring that runs it with ``greed train NAME``, else ``greed train NAME``."""
+    """``{"train NAME": example}`` for every training script: the first line of its docstring
+    that runs it with ``greed train NAME``, else ``greed train NAME``."""
 
     out: dict[str, str] = {}
     try:
@@ -77,9 +64,6 @@ def script_examples() -> dict[str, str]:
         lines = [line.strip() for line in script_docstring(name).splitlines()]
         example = next((line for line in lines if line.startswith(f"greed train {name} ")), f"greed train {name}")
         out[f"train {name}"] = example.split("  #")[0].rstrip(" \\")
-    for alias, name in SCRIPT_ALIASES.items():
-        if f"train {name}" in out:
-            out[f"train {alias}"] = out[f"train {name}"]
     return out
 
 
@@ -107,21 +91,17 @@ def register(subparsers: Any) -> None:
         names = script_names()
     except ScriptError:
         names = []
-    aliases: dict[str, list[str]] = {}
-    for alias, name in SCRIPT_ALIASES.items():
-        aliases.setdefault(name, []).append(alias)
     for name in names:
         doc = script_docstring(name)
         sub = scripts.add_parser(
             name,
-            aliases=aliases.get(name, []),
             help=doc.split("\n\n")[0].replace("\n", " "),
             description=doc,
             add_help=False,  # every option, --help included, goes to the script's own parser
             prefix_chars="+",
         )
         sub.add_argument("script_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-        sub.set_defaults(func=_run_script, script=name, stub=sub)
+        sub.set_defaults(func=_run_script, script=name)
 
     sub = scripts.add_parser("soup", help="average the weights of runs fine-tuned from one model", description=soup.DESCRIPTION)
     soup.add_arguments(sub)

@@ -85,7 +85,7 @@ def soup(models: Sequence[str | Path], out: str | Path, *, any_parent: bool = Fa
     """
     import torch
 
-    from greed_env.train.runs import save_model_atomic
+    from greed_env.train.checkpoints import save_model_atomic
 
     paths = [Path(m) for m in models]
     if len(paths) < 2:

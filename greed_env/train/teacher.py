@@ -6,7 +6,7 @@ module computes that distribution, in batches, for rows of the vector engine's g
 (:mod:`greed_env.vector`):
 
 * :class:`TeacherLabeller` values each legal action of each row exactly as
-  :meth:`greed_env.solver.bot.OptimalBot.move_values` does (tested equal on sampled
+  :meth:`greed_env.solver.optimal_bot.OptimalBot.move_values` does (tested equal on sampled
   positions), but from the engine's own option records (catalog action, points, next dice
   state) and the in-turn value arrays of the mover's *turn context*, so it needs no
   reference-rules call per position. Rows are grouped by context first (the score pair and
@@ -17,7 +17,8 @@ module computes that distribution, in batches, for rows of the vector engine's g
   best value share the mass evenly (ties split).
 * :class:`TurnValueArrays` holds the in-turn value arrays of a turn that only an offline job
   can solve (Trippn: its dice-state tables take 17 GB), saved once by :func:`solve_turn_arrays`
-  so that training reads a file of a few tens of MB instead of the tables.
+  so that training reads a file of a few tens of MB instead of the tables; :func:`turn_teacher`
+  is the turn teacher from the table or from such a file (solved first when missing).
 * :func:`teacher_starts` draws positions along the teacher's own games, for exploring starts.
 
 Values are in each objective's own terms, higher is better: points of the turn (``turn``),
@@ -29,6 +30,7 @@ such as a roll-off under Trippn) are reported as not labelled.
 from __future__ import annotations
 
 import math
+import multiprocessing
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,7 +52,6 @@ from greed_env.rules import (
     sample_roll,
 )
 from greed_env.rules.scoring import Carry
-from greed_env.solver.bot import OptimalBot, turn_context
 from greed_env.solver.carry import (
     CarryEvaluator,
     canonical_carry,
@@ -60,6 +61,7 @@ from greed_env.solver.carry import (
 )
 from greed_env.solver.model import needs_full_tables, roll_tables
 from greed_env.solver.objectives import turn_arrays
+from greed_env.solver.optimal_bot import OptimalBot, turn_context
 from greed_env.solver.table import SolverTable
 from greed_env.spaces.catalog import ActionCatalog
 from greed_env.vector import kernels as K
@@ -74,9 +76,11 @@ __all__ = [
     "TurnValueArrays",
     "display_values",
     "encode_dice_state",
+    "save_turn_arrays",
     "solve_turn_arrays",
     "teacher_distribution",
     "teacher_starts",
+    "turn_teacher",
 ]
 
 TEACHER_OBJECTIVES = ("turn", "race", "duel")
@@ -239,6 +243,35 @@ def solve_turn_arrays(rules: Rules, max_states: int | None = None) -> TurnValueA
     )
 
 
+def save_turn_arrays(rules: Rules, path: Path) -> None:
+    """Solve the turn's value arrays and save them at ``path`` (run in a child process by
+    :func:`turn_teacher`: the dice-state tables behind them, 17 GB under Trippn, are freed when
+    it ends)."""
+    solve_turn_arrays(rules).save(path)
+
+
+def turn_teacher(rules: Rules, temperature: float, arrays: str | Path | None = None) -> TeacherLabeller:
+    """The solver's ``turn`` teacher at ``temperature`` points: from the solved table, or from
+    the value arrays saved at ``arrays``, solved and saved there first (in a child process) when
+    the file is missing.
+
+    Raises:
+        RuntimeError: solving the arrays failed.
+        ValueError: ``arrays`` made for other rules, or not such a file.
+    """
+    if arrays is None:
+        return TeacherLabeller(rules, "turn", temperature)
+    path = Path(arrays)
+    if not path.is_file():
+        print(f"solving the turn's value arrays into {path} (Trippn: about an hour of CPU, 17 GB)", flush=True)
+        child = multiprocessing.get_context("spawn").Process(target=save_turn_arrays, args=(rules, path))
+        child.start()
+        child.join()
+        if child.exitcode != 0 or not path.is_file():
+            raise RuntimeError(f"solving the turn's value arrays failed (exit status {child.exitcode})")
+    return TeacherLabeller(rules, "turn", temperature, arrays=TurnValueArrays.load(path, rules))
+
+
 # ------------------------------------------------------------------------------------------
 # contexts: the in-turn arrays of one mover's turn
 
@@ -261,7 +294,7 @@ class _Context:
 def _row_key(objective: str, rules: Rules, row: np.ndarray) -> tuple[Any, ...]:
     """What the in-turn problem of a row's mover depends on: the keys of
     :meth:`~greed_env.solver.carry.CarryEvaluator.context` under carry-over rules and of
-    :class:`~greed_env.solver.bot.OptimalBot`'s context cache under order-free rules, read
+    :class:`~greed_env.solver.optimal_bot.OptimalBot`'s context cache under order-free rules, read
     from the row's columns."""
     p = int(row[K.C_PLAYER])
     n = int(row[K.C_NPLAYERS])

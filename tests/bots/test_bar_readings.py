@@ -34,7 +34,7 @@ def test_bar_readings_are_exact_in_numpy_and_torch() -> None:
     import torch
 
     from greed_env.envs.solitaire import SolitaireEnv
-    from greed_env.train.features import GreedFeatures
+    from greed_env.train.network import GreedFeatures
 
     cfg = FeatureConfig.for_rules(preset("greed"))
     env = SolitaireEnv(preset("greed"))

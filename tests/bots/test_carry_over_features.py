@@ -37,7 +37,7 @@ def test_set_readings_are_exact_in_numpy_and_torch() -> None:
     import torch
 
     from greed_env.envs.solitaire import SolitaireEnv
-    from greed_env.train.features import GreedFeatures
+    from greed_env.train.network import GreedFeatures
 
     rules = preset("progressive")
     cfg = FeatureConfig.for_rules(rules)
@@ -87,7 +87,7 @@ def test_keep_parts_describe_every_progressive_keep() -> None:
 def test_structured_head_on_keep_parts_is_a_linear_layer() -> None:
     import torch
 
-    from greed_env.train.features import StructuredActionHead
+    from greed_env.train.network import StructuredActionHead
 
     phi = action_features(preset("progressive"))
     head = StructuredActionHead(16, phi)
@@ -103,7 +103,7 @@ def test_lean_masked_distribution_matches_sb3_contrib() -> None:
     import torch
     from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
-    from greed_env.train.features import LeanMaskableCategorical
+    from greed_env.train.network import LeanMaskableCategorical
 
     gen = torch.Generator().manual_seed(0)
     raw = torch.randn(64, 300, generator=gen)
@@ -134,7 +134,7 @@ def test_lean_masking_policy_learns_and_saves(tmp_path: object) -> None:
     from sb3_contrib import MaskablePPO
 
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.train.features import GreedActorCriticPolicy, LeanMaskableCategoricalDistribution
+    from greed_env.train.network import GreedActorCriticPolicy, LeanMaskableCategoricalDistribution
 
     env = gym.make("greed_env/Solitaire-v0", rules="ten_thousand")
     kwargs = {"net_arch": {"pi": [16], "vf": [16]}, "lean_masking": True}
@@ -154,13 +154,11 @@ def test_lean_masking_policy_learns_and_saves(tmp_path: object) -> None:
 
 
 def test_no_set_readings_leaves_the_working_sets_out_of_a_run() -> None:
-    from greed_env.train.policy import policy_kwargs
-    from greed_env.train.scripts import load_script
-
-    Args = load_script("ppo_turn").Args
+    from greed_env.train.network import policy_kwargs
+    from greed_env.train.settings import NetworkSettings
 
     rules = preset("progressive")
-    on = policy_kwargs(Args(rules="progressive"), rules)["features_extractor_kwargs"]["config"]
-    off = policy_kwargs(Args(rules="progressive", set_readings=False), rules)["features_extractor_kwargs"]["config"]
+    on = policy_kwargs(NetworkSettings(), rules)["features_extractor_kwargs"]["config"]
+    off = policy_kwargs(NetworkSettings(set_readings=False), rules)["features_extractor_kwargs"]["config"]
     assert on["set_readings"] and not off["set_readings"]
     assert FeatureConfig.from_dict(off).extra_dim == FeatureConfig.from_dict(on).extra_dim - 48

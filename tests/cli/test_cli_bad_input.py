@@ -136,7 +136,7 @@ def bad_invocations(draw: st.DrawFn) -> tuple[list[str], str]:
             ("--checkpoint-every", NOT_POSITIVE),
         ]))
         args, word = draw(_number(flag, values))
-        return ["train", "solo", "--runs-dir", "runs", *args], word
+        return ["train", "ppo_turn", "--runs-dir", "runs", *args], word
     if case == "soup":
         return ["train", "soup", "missing1.zip", "missing2.zip", "--out", "soup"], "missing1.zip"
     if case == "eval":

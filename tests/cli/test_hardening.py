@@ -155,7 +155,7 @@ def test_unwritable_output_folders_are_refused_before_the_work(
         (["export", str(tmp_path / "model.zip"), "--rules", "farkle", "--out", str(unwritable / "exp")], "--out"),
         (["tournament", "--rules", "greed", "--bots", "random,threshold", "--games", "10", "--no-progress",
           "--out", str(unwritable / "tour")], "--out"),
-        (["train", "solo", "--runs-dir", str(unwritable / "runs"), "--total-timesteps", "64"], "--runs-dir"),
+        (["train", "ppo_turn", "--runs-dir", str(unwritable / "runs"), "--total-timesteps", "64"], "--runs-dir"),
         (["solve", "--rules", "farkle5", "--objective", "entry", "--out", str(unwritable / "t.npz")], "--out"),
         ([*PLAY, "--save-gif", str(unwritable / "x.gif")], "--save-gif"),
         ([*PLAY, "--record", str(unwritable / "game.json")], "--record"),
@@ -314,7 +314,7 @@ def test_resume_of_a_run_stopped_before_its_first_checkpoint_says_what_to_do(
 ) -> None:
     run = tmp_path / "runs" / "stopped"
     run.mkdir(parents=True)
-    code, _, err = _run(["train", "solo", "--runs-dir", str(tmp_path / "runs"), "--run-name", "stopped",
+    code, _, err = _run(["train", "ppo_turn", "--runs-dir", str(tmp_path / "runs"), "--run-name", "stopped",
                          "--resume"], capsys)
     assert code == 2
     _one_line(err, "no checkpoint yet", f"rm -r {run}", "without --resume")

@@ -122,9 +122,9 @@ def test_a_converged_table_loads_and_the_options_are_checked(cache: Path) -> Non
         (["solve", "--cap=-100", "--objective", "turn"], ["--cap"]),
         (["solve", "--tol=-1"], ["--tol"]),
         (["solve", "--tol", "nan"], ["--tol"]),
-        (["train", "solo", "--total-timesteps", "0"], ["--total-timesteps"]),
-        (["train", "solo", "--total-timesteps=-5"], ["--total-timesteps"]),
-        (["train", "solo", "--num-envs", "0"], ["--num-envs"]),
+        (["train", "ppo_turn", "--total-timesteps", "0"], ["--total-timesteps"]),
+        (["train", "ppo_turn", "--total-timesteps=-5"], ["--total-timesteps"]),
+        (["train", "ppo_turn", "--num-envs", "0"], ["--num-envs"]),
         (["eval", "random", "--workers", "0"], ["--workers"]),
         (["eval", "random", "--workers=-1"], ["--workers"]),
         (["tournament", "--rules", "greed", "--bots", "random,threshold", "--games", "2", "--workers", "0"], ["--workers"]),
@@ -279,7 +279,7 @@ def test_files_written_for_runs_cards_models_and_tables_share_one_mode(tmp_path:
         table = solve(preset("farkle5"), "entry")
         paths.append(table.save(tmp_path / "t.npz"))
         from greed_env.files import atomic_write_text as run_write
-        from greed_env.train.runs import RunState
+        from greed_env.train.checkpoints import RunState
 
         paths.append(run_write(tmp_path / "args.json", json.dumps(RunState().__dict__)))
         from greed_env.bots.numpy_backend import NumpyPolicy
@@ -303,7 +303,7 @@ def _fake_zip(path: Path) -> None:
 
 
 def _checkpointed_run(folder: Path, steps: tuple[int, ...]) -> Path:
-    from greed_env.train.runs import RunState
+    from greed_env.train.checkpoints import RunState
 
     ck = folder / "checkpoints"
     ck.mkdir(parents=True)
@@ -317,10 +317,9 @@ def _checkpointed_run(folder: Path, steps: tuple[int, ...]) -> Path:
 
 
 def test_resume_takes_the_newest_run_with_a_checkpoint(tmp_path: Path) -> None:
-    from greed_env.train.runs import prepare_run
-    from greed_env.train.scripts import load_script
+    from greed_env.training.ppo_turn import Args
 
-    Args = load_script("ppo_turn").Args
+    from greed_env.train.run import prepare_run
 
     good = _checkpointed_run(tmp_path / "ten_thousand__turn__ppo__1__100", (128,))
     failed = tmp_path / "ten_thousand__turn__ppo__1__200"
@@ -333,7 +332,7 @@ def test_resume_takes_the_newest_run_with_a_checkpoint(tmp_path: Path) -> None:
 def test_a_corrupt_checkpoint_falls_back_to_the_one_kept_before(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from greed_env.train.runs import Checkpointer, CheckpointError
+    from greed_env.train.checkpoints import Checkpointer, CheckpointError
 
     run = _checkpointed_run(tmp_path / "run", (128, 256))
     ck = Checkpointer(run)
@@ -351,7 +350,7 @@ def test_a_corrupt_checkpoint_falls_back_to_the_one_kept_before(
 
 
 def test_a_run_that_fails_at_its_start_leaves_no_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(["train", "solo", "--runs-dir", str(tmp_path), "--vector", "dummy", "--num-envs", "1",
+    code, _, err = _run(["train", "ppo_turn", "--runs-dir", str(tmp_path), "--vector", "dummy", "--num-envs", "1",
                          "--net-width", "8", "--net-depth", "1", "--init-from", str(tmp_path / "missing.zip")],
                         capsys)
     assert code == 2 and "missing.zip" in _one_line(err)

@@ -312,7 +312,7 @@ def test_lazy_imports_are_for_heavy_stacks_only() -> None:
 
 def test_the_heavy_modules_are_those_of_the_numba_and_torch_stacks() -> None:
     heavy = heavy_modules()
-    assert {"greed_env.solver", "greed_env.solver.optimal_bot", "greed_env.vector.engine", "greed_env.train.policy"} <= heavy
+    assert {"greed_env.solver", "greed_env.solver.optimal_bot", "greed_env.vector.engine", "greed_env.train.network"} <= heavy
     assert not heavy & {"greed_env.rules", "greed_env.spaces.catalog", "greed_env.bots.loader", "greed_env.evaluation.runner",
                         "greed_env.envs.duel", "greed_env.bots.onnx_backend", "greed_env.bots.sb3_backend"}
 

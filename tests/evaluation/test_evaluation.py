@@ -22,9 +22,9 @@ from greed_env.evaluation import (
     write_report,
 )
 from greed_env.rules import Rules, preset
+from greed_env.rules.config import rules_from_args
 from greed_env.spaces.catalog import ActionCatalog
 from greed_env.spaces.observation import OBS_DIM
-from greed_env.train.args import rules_from_args
 
 RULES = preset("ten_thousand")
 SHORT = rules_from_args("ten_thousand", ["target=3000", "entry_threshold=500"])

@@ -1,6 +1,7 @@
 """The scripts of ``training/`` as fixtures (``ppo_turn``, ``ppo_duel``, ``ppo_selfplay``,
-``progressive_race``, ``rllib_selfplay``), imported as ``greed train`` imports them
-(:func:`greed_env.train.scripts.load_script`); their tiny settings are in ``training_settings.py``.
+``progressive_race``, ``rllib_selfplay``), imported as the modules of the package
+``greed_env.training`` (:func:`training_settings.load_script`); their tiny settings are in
+``training_settings.py``.
 """
 
 from __future__ import annotations
@@ -8,8 +9,7 @@ from __future__ import annotations
 from types import ModuleType
 
 import pytest
-
-from greed_env.train.scripts import load_script
+from training_settings import load_script
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ def test_need_readings_read_the_points_still_needed_in_numpy_and_torch() -> None
     import torch
 
     from greed_env.envs.solitaire import SolitaireEnv
-    from greed_env.train.features import GreedFeatures
+    from greed_env.train.network import GreedFeatures
 
     rules = preset("progressive")
     cfg = FeatureConfig(rules.num_dice, rules.target, set_readings=True, need_readings=True)
@@ -47,8 +47,9 @@ def test_need_readings_read_the_points_still_needed_in_numpy_and_torch() -> None
 
 
 def test_need_readings_are_version_5_and_only_for_an_exact_target() -> None:
-    from greed_env.train.policy import policy_kwargs
-    from greed_env.train.scripts import load_script
+    from training_settings import load_script
+
+    from greed_env.train.network import policy_kwargs
 
     Args = load_script("ppo_turn").Args  # need readings are off there, on in progressive_race
 
@@ -74,10 +75,10 @@ def test_init_from_puts_added_readings_at_their_places(tmp_path: Path) -> None:
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO
+    from training_settings import load_script
 
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.train.policy import policy_class, policy_kwargs
-    from greed_env.train.scripts import load_script
+    from greed_env.train.network import policy_class, policy_kwargs
     from greed_env.train.warmstart import init_weights
 
     duel = load_script("ppo_duel")

@@ -10,6 +10,7 @@ import pytest
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecMonitor
+from training_settings import load_script
 
 from greed_env.bots.export import portable_args
 from greed_env.rules import preset
@@ -19,8 +20,7 @@ from greed_env.train.kickstart import (
     TeacherSchedule,
     distillation_loss,
 )
-from greed_env.train.policy import policy_class, policy_kwargs
-from greed_env.train.scripts import load_script
+from greed_env.train.network import policy_class, policy_kwargs
 from greed_env.train.teacher import TeacherLabeller
 from greed_env.vector.engine import BatchGame, EpisodeBatch
 from greed_env.vector.sb3 import make_sb3_vec_env

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 from sb3_contrib import MaskablePPO
-from training_settings import SHORT_RULES
+from training_settings import SHORT_RULES, load_script
 from training_settings import TINY as TRAINING_TINY
 
 from greed_env.bots.errors import BotLoadError
@@ -18,8 +18,7 @@ from greed_env.bots.numpy_backend import load_policy
 from greed_env.cli import main as greed_main
 from greed_env.evaluation import evaluate
 from greed_env.rules import Rules
-from greed_env.train.args import rules_from_args
-from greed_env.train.scripts import load_script
+from greed_env.rules.config import rules_from_args
 from greed_env.train.soup import soup
 
 # the training smoke tests' tiny runs, against a threshold bot, evaluated only at the end

@@ -12,15 +12,14 @@ from typing import Any
 import pytest
 from sb3_contrib import MaskablePPO
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-from training_settings import SHORT_RULES, TINY
+from training_settings import SHORT_RULES, TINY, load_script
 
 from greed_env.bots.loader import load as load_bot
 from greed_env.bots.numpy_backend import PolicyBot, load_policy
 from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.evaluation.policy_value import turn_value
 from greed_env.rules import preset
-from greed_env.train.scripts import load_script
-from greed_env.train.teacher import TeacherLabeller, solve_turn_arrays
+from greed_env.train.teacher import TeacherLabeller, solve_turn_arrays, turn_teacher
 
 
 @pytest.fixture(scope="module")
@@ -68,16 +67,23 @@ def test_turn_script_trains_with_the_teacher_resumes_and_exports(
     assert ev["exact"] == pytest.approx(turn_value(PolicyBot(saved, rules), rules).value, abs=1e-9)
     assert ev["exact_ratio"] == pytest.approx(ev["exact"] / ev["optimal"])
     assert isinstance(MaskablePPO.load(run / "model.zip", device="cpu"), MaskablePPO)  # loads without the teacher
-    warm = ppo_teacher_turn.Args(rules="greed", teacher_temperature=7.5)
-    assert ppo_teacher_turn.load_teacher(warm, rules).temperature == 7.5
+    assert turn_teacher(rules, 7.5).temperature == 7.5
+    temperatures: list[float] = []
+
+    def recorded(rules: Any, temperature: float, arrays: Any = None) -> TeacherLabeller:
+        temperatures.append(temperature)
+        return turn_teacher(rules, temperature, arrays)
+
+    monkeypatch.setattr(ppo_teacher_turn, "turn_teacher", recorded)
 
     # --resume to a longer run: KickstartPPO from the checkpoint, the teacher attached again
     longer = ppo_teacher_turn.Args(
         **{**TINY, "total_timesteps": 384}, rules="greed", runs_dir=str(runs), run_name="kick", resume=True,
-        teacher_until=1.0, eval_exact_positions=200_000, export="tiny-kick", export_dir=str(tmp_path / "bots"),
+        teacher_until=1.0, teacher_temperature=2.5, eval_exact_positions=200_000, export="tiny-kick", export_dir=str(tmp_path / "bots"),
         export_check_positions=200, export_games=0,
     )  # fmt: skip
     assert ppo_teacher_turn.main(longer) == run
+    assert temperatures == [2.5]  # the teacher attached again labels at --teacher-temperature
     card = _card(run)
     assert card["steps"] == 384 and card["sessions"] == 2 and card["teacher"]["teacher_until_step"] == 384
     bot_card = json.loads((tmp_path / "bots" / "greed" / "tiny-kick.json").read_text())

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from greed_env.cli import main as greed_main
-from greed_env.train import args as train_args
+from greed_env.train import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--total-timesteps", "64", "--num-envs", "1", "--num-steps", "64", "--minibatch-size", "64",
@@ -39,7 +39,7 @@ def test_export_without_the_exporter_is_refused_before_training(
     def without_onnxscript(name: str, *more: Any) -> Any:
         return None if name == "onnxscript" else found(name, *more)
 
-    monkeypatch.setattr(train_args.importlib.util, "find_spec", without_onnxscript)
+    monkeypatch.setattr(settings.importlib.util, "find_spec", without_onnxscript)
     argv = ["train", "ppo_turn", "--runs-dir", str(tmp_path / "runs"), "--export", "mine",
             "--export-dir", str(tmp_path / "bots"), *TINY]  # fmt: skip
     assert greed_main(argv) == 2
@@ -66,5 +66,5 @@ def test_the_train_extra_installs_the_exporter_with_a_bounded_torch() -> None:
     assert train
     requirements = re.findall(r'"([^"]+)"', train.group(1))
     names = {re.split(r"[<>=\[ ]", req, maxsplit=1)[0]: req for req in requirements}
-    assert set(train_args.EXPORTER_MODULES) <= names.keys()
+    assert set(settings.EXPORTER_MODULES) <= names.keys()
     assert names["torch"] == "torch>=2.8,<2.14"

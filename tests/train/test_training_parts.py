@@ -4,43 +4,66 @@ the scripts, imports, features, policies, warm starts, self-play."""
 from __future__ import annotations
 
 import ast
+import dataclasses
+import inspect
+import itertools
 import re
 import runpy
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
+from training_settings import load_script
 
 from greed_env.bots.featurize import FeatureConfig, featurize
 from greed_env.cli import main as greed_main
 from greed_env.rules import RulesError, preset
+from greed_env.rules.config import rules_from_args
 from greed_env.spaces.observation import OBS_DIM
-from greed_env.train import scripts as script_finder
-from greed_env.train.args import build_parser, field_docs, parse_args, rules_from_args
-from greed_env.train.scripts import load_script, script_docstring, script_names
+from greed_env.train import recipes as script_finder
+from greed_env.train.recipes import script_docstring, script_names
+from greed_env.train.settings import parse_args
 
 SCRIPTS = ("ppo_duel", "ppo_selfplay", "ppo_turn", "progressive_race", "rllib_selfplay")
 DuelArgs = load_script("ppo_duel").Args
 
 
-def test_the_training_folder_holds_the_scripts_each_argument_documented() -> None:
+def _field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of the dataclass ``cls`` or of a class it is made of (the
+    help of the field's flag)."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0].body  # type: ignore[attr-defined]
+        for node, after in itertools.pairwise(body):
+            if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
+                docs[node.target.id] = " ".join(str(after.value.value).split())  # type: ignore[union-attr]
+    return docs
+
+
+def test_the_training_folder_holds_the_scripts_each_argument_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every flag's help is the docstring under its field (a field of a shared settings class
+    that a script gives another default keeps the class's docstring)."""
     assert set(SCRIPTS) <= set(script_names())
     for name in script_names():
         module = load_script(name)
-        docs = field_docs(module.Args)
-        names = set(module.Args.__dataclass_fields__)
-        assert names <= set(docs), (name, names - set(docs))
-        assert all(docs[n] for n in names), name
+        docs = _field_docs(module.Args)
+        fields = {f.name for f in dataclasses.fields(module.Args)}
+        assert fields <= set(docs) and all(docs[f] for f in fields), (name, fields - set(docs))
         assert module.__name__ == f"greed_env.training.{name}" and callable(module.main)
         doc = module.__doc__ or ""
         assert f"greed train {name}" in doc and f"python training/{name}.py" in doc, name
     turn = load_script("ppo_turn")
     args = parse_args(turn.Args, ["--no-anneal-lr", "--target-kl", "none", "--seed", "7", "--entry-starts", "0"])
     assert (args.anneal_lr, args.target_kl, args.seed, args.entry_starts) == (False, None, 7, 0.0)
-    text = build_parser(DuelArgs).format_help()
-    assert "--opponent" in text and "opponent bot" in text
+    with pytest.raises(SystemExit):
+        parse_args(DuelArgs, ["--help"])
+    text = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "--opponent STR opponent bot: 'optimal' (the solver's duel bot)" in text
     with pytest.raises(SystemExit):
         parse_args(turn.Args, ["--vector", "warp"])
 
@@ -133,7 +156,7 @@ def test_rules_overrides() -> None:
         rules_from_args("farkle", "target=3000;entry_threshold=500")  # type: ignore[arg-type]
 
 
-def test_the_scripts_take_set_and_refuse_the_old_rules_set(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_scripts_take_set_and_not_the_old_rules_set(capsys: pytest.CaptureFixture[str]) -> None:
     args = parse_args(DuelArgs, ["--set", "target=3000", "--set", "entry_threshold=500"])
     assert args.rules_set == ["target=3000", "entry_threshold=500"]
     assert rules_from_args(args.rules, args.rules_set).target == 3000
@@ -141,12 +164,13 @@ def test_the_scripts_take_set_and_refuse_the_old_rules_set(capsys: pytest.Captur
     with pytest.raises(SystemExit) as exc:
         greed_main(["train", "ppo_turn", "--rules-set", "target=3000"])
     assert exc.value.code == 2
-    assert "--rules-set was replaced by --set FIELD=VALUE" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Unrecognized options: --rules-set" in err and "greed train ppo_turn --help" in err
 
 
 def test_the_command_line_imports_neither_torch_nor_a_script_until_one_runs() -> None:
     code = (
-        "import sys, greed_env.cli, greed_env.evaluation, greed_env.train.args, greed_env.train.scripts, "
+        "import sys, greed_env.cli, greed_env.evaluation, greed_env.train.settings, greed_env.train.recipes, "
         "greed_env.train.selfplay_env, greed_env.bots.numpy_backend; greed_env.cli.build_parser(); "
         "print('torch' in sys.modules, any(m.startswith('greed_env.training') for m in sys.modules))"
     )
@@ -166,15 +190,15 @@ def test_a_script_runs_as_a_file_of_the_checkout(
     assert "--entry-starts" in helped and "--resume" in helped and "--export" in helped
 
 
-def test_greed_train_lists_the_scripts_and_their_old_names(capsys: pytest.CaptureFixture[str]) -> None:
+def test_greed_train_lists_the_scripts(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         greed_main(["train", "--help"])
     assert stop.value.code == 0
     text = capsys.readouterr().out
-    for name in (*SCRIPTS, "soup"):
-        assert name in text
-    for alias in ("(solo)", "(duel)", "(selfplay)", "(rllib)"):
-        assert alias in text
+    for name in (*script_names(), "soup"):
+        assert re.search(rf"^\s+{name}\s", text, re.MULTILINE), name
+    for old in ("solo", "duel", "selfplay", "rllib"):  # the names before the scripts: gone
+        assert not re.search(rf"\b{old}\b,|\({old}\)", text), old
 
 
 def test_greed_train_runs_any_script_of_the_folder_without_registration(
@@ -186,19 +210,19 @@ def test_greed_train_runs_any_script_of_the_folder_without_registration(
     (folder / "__init__.py").write_text('"""scripts"""\n')
     (folder / "_helper.py").write_text("class Args: ...\ndef main(a): ...\n")  # private: not a script
     (folder / "notes.py").write_text("X = 1\n")  # no Args and main: not a script
+    (folder / "library.py").write_text("class Args: ...\ndef main(a): ...\n")  # never runs main: not a script
     (folder / "hello.py").write_text(
         '"""Say hello.\n\n    greed train hello --times 2\n"""\n'
         "from dataclasses import dataclass\n"
-        "from pathlib import Path\n\n\n"
+        "from pathlib import Path\n\n"
+        "from greed_env.train.settings import parse_args\n\n\n"
         "@dataclass\nclass Args:\n    times: int = 1\n    \"\"\"how often\"\"\"\n\n\n"
         "def main(args: Args) -> Path:\n"
         "    if args.times < 1:\n        raise ValueError('--times must be >= 1')\n"
-        "    print('hello ' * args.times)\n    return Path('.')\n"
+        "    print('hello ' * args.times)\n    return Path('.')\n\n\n"
+        'if __name__ == "__main__":\n    main(parse_args(Args))\n'
     )
     monkeypatch.setattr(script_finder, "_checkout_dir", lambda: folder)
-    monkeypatch.delitem(sys.modules, script_finder.PACKAGE, raising=False)
-    for name in [m for m in sys.modules if m.startswith(script_finder.PACKAGE + ".")]:
-        monkeypatch.delitem(sys.modules, name)
     assert script_names() == ["hello"]
     assert greed_main(["train", "hello", "--times", "2"]) == 0
     assert capsys.readouterr().out.strip() == "hello hello"
@@ -208,18 +232,17 @@ def test_greed_train_runs_any_script_of_the_folder_without_registration(
 
     assert script_examples()["train hello"] == "greed train hello --times 2"
     with pytest.raises(script_finder.ScriptError, match="unknown training script 'nope'"):
-        load_script("nope")
+        script_finder.run_script("nope", [])
 
 
 def test_greed_train_rllib_without_ray_names_the_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
-    for name in ("rllib_selfplay", "rllib"):
-        assert greed_main(["train", name, "--runs-dir", str(tmp_path / "runs")]) == 2
-        err = capsys.readouterr().err.strip()
-        assert err.startswith("greed train rllib_selfplay: Ray RLlib is not installed") and "greed-env[ray]" in err
-        assert "\n" not in err and not (tmp_path / "runs").exists()
+    assert greed_main(["train", "rllib_selfplay", "--runs-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("greed train rllib_selfplay: Ray RLlib is not installed") and "greed-env[ray]" in err
+    assert "\n" not in err and not (tmp_path / "runs").exists()
 
 
 def test_feature_readings_are_exact() -> None:
@@ -253,7 +276,7 @@ def test_margin_readings_are_exact_in_numpy_and_torch() -> None:
     import gymnasium as gym
     import torch
 
-    from greed_env.train.features import GreedFeatures
+    from greed_env.train.network import GreedFeatures
 
     rules = preset("ten_thousand")
     cfg = FeatureConfig.for_rules(rules, margin=True)
@@ -284,7 +307,7 @@ def test_final_round_margin_readings_are_zero_before_the_final_round() -> None:
     import torch
 
     from greed_env.bots.featurize import I_FINAL_ROUND
-    from greed_env.train.features import GreedFeatures
+    from greed_env.train.network import GreedFeatures
 
     rules = preset("ten_thousand", target=2000)
     everywhere = FeatureConfig.for_rules(rules, margin=True)
@@ -317,7 +340,7 @@ def test_crossing_readings_copy_the_margin_only_when_banking_reaches_the_target_
     import torch
 
     from greed_env.bots.featurize import I_FINAL_ROUND
-    from greed_env.train.features import GreedFeatures
+    from greed_env.train.network import GreedFeatures
 
     rules = preset("ten_thousand", target=2000)
     final = FeatureConfig.for_rules(rules, margin=True, final_only=True)
@@ -369,7 +392,7 @@ def test_init_from_pads_the_margin_inputs_with_zeros(tmp_path: Path) -> None:
 
     from greed_env.bots.errors import BotLoadError
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.train.policy import policy_class, policy_kwargs
+    from greed_env.train.network import policy_class, policy_kwargs
     from greed_env.train.warmstart import init_weights
 
     rules = preset("ten_thousand")
@@ -423,7 +446,7 @@ def test_init_from_widens_the_critic_as_the_same_function_and_restarts_a_deeper_
     import torch
     from sb3_contrib import MaskablePPO
 
-    from greed_env.train.policy import policy_class, policy_kwargs
+    from greed_env.train.network import policy_class, policy_kwargs
     from greed_env.train.warmstart import init_weights
 
     rules = preset("ten_thousand")
@@ -476,7 +499,7 @@ def test_init_temperature_softens_only_the_moves_other_than_keeps() -> None:
     from sb3_contrib import MaskablePPO
 
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.train.policy import policy_class, policy_kwargs
+    from greed_env.train.network import policy_class, policy_kwargs
     from greed_env.train.warmstart import soften
 
     rules = preset("ten_thousand")
@@ -518,7 +541,7 @@ def test_numpy_policy_matches_maskable_ppo_predict(margin: bool) -> None:
 
     from greed_env.bots.featurize import action_features
     from greed_env.bots.numpy_backend import NumpyPolicy
-    from greed_env.train.features import GreedActorCriticPolicy, GreedFeatures, StructuredActionHead
+    from greed_env.train.network import GreedActorCriticPolicy, GreedFeatures, StructuredActionHead
 
     rules = preset("ten_thousand")
     if margin:
@@ -618,7 +641,7 @@ def test_init_from_a_version_2_catalog_model_starts_each_alternate_keep_from_its
     from sb3_contrib import MaskablePPO
 
     from greed_env.spaces.catalog import ActionCatalog
-    from greed_env.train.policy import policy_class, policy_kwargs
+    from greed_env.train.network import policy_class, policy_kwargs
     from greed_env.train.warmstart import fit_weights
 
     rules = preset("trippn")

@@ -29,7 +29,7 @@ from greed_env.bots.onnx_backend import OnnxBot
 from greed_env.evaluation import evaluate
 from greed_env.evaluation.policy_value import turn_value
 from greed_env.rules import preset
-from greed_env.train.args import rules_from_args
+from greed_env.rules.config import rules_from_args
 
 
 def _card(run: Path) -> dict[str, Any]:
@@ -252,11 +252,11 @@ def test_progressive_race_chain_lands_its_stages_on_the_exact_target(
 KILL_AT_CHECKPOINT = textwrap.dedent(
     """
     import os, signal, sys
-    import greed_env.train.runs as runs
-    from greed_env.train.args import parse_args
-    from greed_env.train.scripts import load_script
+    import greed_env.train.checkpoints as checkpoints
+    from greed_env.train.settings import parse_args
+    from greed_env.training import ppo_turn
 
-    saved = runs.save_model_atomic
+    saved = checkpoints.save_model_atomic
     calls = []
 
     def save_then_die(model, path):
@@ -265,8 +265,7 @@ KILL_AT_CHECKPOINT = textwrap.dedent(
         if len(calls) == 4:  # inside the fourth checkpoint: its zip written, latest.json not yet
             os.kill(os.getpid(), signal.SIGKILL)
 
-    runs.save_model_atomic = save_then_die
-    ppo_turn = load_script("ppo_turn")
+    checkpoints.save_model_atomic = save_then_die
     ppo_turn.main(parse_args(ppo_turn.Args, sys.argv[1:]))
     """
 )
@@ -310,16 +309,17 @@ def test_greed_train_runs_a_script_and_refuses_bad_settings_in_one_line(
     (run,) = tmp_path.iterdir()
     assert _card(run)["script"] == "training/ppo_turn.py"
     capsys.readouterr()
-    assert greed_main(["train", "solo", "--num-envs", "0", "--runs-dir", str(tmp_path / "no")]) == 2
+    assert greed_main(["train", "ppo_turn", "--num-envs", "0", "--runs-dir", str(tmp_path / "no")]) == 2
     err = capsys.readouterr().err
     assert err == "greed train ppo_turn: --num-envs 0: must be an integer >= 1\n" and not (tmp_path / "no").exists()
     with pytest.raises(SystemExit) as stop:
         greed_main(["train", "ppo_duel", "--no-such-flag"])
     assert stop.value.code == 2
-    assert "unrecognized arguments: --no-such-flag" in capsys.readouterr().err
+    assert "Unrecognized options: --no-such-flag" in capsys.readouterr().err
     with pytest.raises(SystemExit) as stop:
         greed_main(["train", "ppo_duel", "--help"])
     assert stop.value.code == 0
     text = capsys.readouterr().out
-    assert "--final-round-starts" in text and "--chain" in text and "example:\n  greed train ppo_duel" in text
+    assert text.startswith("usage: greed train ppo_duel ") and "--final-round-starts" in text and "--chain" in text
+    assert "\n    greed train ppo_duel --chain --seed 3 --export ppo-duel\n" in text  # the docstring's example
 

@@ -1,13 +1,24 @@
-"""Tiny settings of the training tests (imported by the test files of this folder).
+"""Tiny settings of the training tests, and the scripts as modules (imported by the test files
+of this folder).
 
 * :data:`TINY`: any PPO script runs two updates of 128 decisions with a 16-unit network and a
   few evaluation episodes (seconds of CPU);
-* :data:`SHORT_RULES`: a 3,000-point ten_thousand whose tables solve in a moment.
+* :data:`SHORT_RULES`: a 3,000-point ten_thousand whose tables solve in a moment;
+* :func:`load_script`: ``training/NAME.py`` as the module ``greed_env.training.NAME`` (the tests'
+  editable install maps the package to ``training/``), for a test to call its ``main``.
 """
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Any
+
+
+def load_script(name: str) -> ModuleType:
+    """The training script ``training/NAME.py`` as a module."""
+    return importlib.import_module(f"greed_env.training.{name}")
+
 
 SHORT_RULES = ["target=3000", "entry_threshold=500"]
 

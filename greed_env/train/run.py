@@ -1,10 +1,19 @@
-"""One training session of a script: its run folder, resuming, and the model and card at the end.
+"""A training run: its folder, resuming it, and the model and card it ends with.
+
+Run directory layout::
+
+    runs/<rules>__<objective>__<exp>__<seed>__<time>/
+        args.json            arguments of the first session
+        tb/                  TensorBoard event files (:mod:`greed_env.train.tensorboard`)
+        eval.csv             one row per evaluation (:data:`~greed_env.train.callback.EVAL_FIELDS`)
+        checkpoints/         step_N.zip (the last two) and latest.json (:mod:`greed_env.train.checkpoints`)
+        model.zip            final model (stable-baselines3 / sb3-contrib)
+        model.json           its card (:func:`model_card`)
 
 A training script (``training/*.py``) opens its run with :func:`start_run`, builds its
 environments and its ``MaskablePPO`` (or, on ``--resume``, :meth:`Run.load_checkpoint`), calls
 ``model.learn`` with a :class:`~greed_env.train.callback.TrainingCallback`, and ends with
-:meth:`Run.finish`, which evaluates the final policy and writes ``model.zip`` and its JSON card
-``model.json`` (:func:`model_card`)::
+:meth:`Run.finish`, which evaluates the final policy and writes ``model.zip`` and its card::
 
     with start_run(args, objective="turn") as run:
         if run.complete:
@@ -27,7 +36,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import sb3_contrib
@@ -42,17 +51,13 @@ from greed_env.files import atomic_write_text, strict_json
 from greed_env.rules import Rules
 from greed_env.spaces.catalog import ActionCatalog
 from greed_env.spaces.observation import OBS_SPEC_VERSION
-from greed_env.train.args import check_args
-from greed_env.train.callback import TrainingCallback, eval_text
-from greed_env.train.runs import (
-    Checkpointer,
-    RunState,
-    prepare_run,
-    save_model_atomic,
-    truncate_eval_csv,
-)
+from greed_env.train.callback import TrainingCallback, eval_text, truncate_eval_csv
+from greed_env.train.checkpoints import Checkpointer, RunState, save_model_atomic
+from greed_env.train.settings import RunSettings, run_name
 
-__all__ = ["CARD_FORMAT", "CARD_VERSION", "Run", "model_card", "start_run"]
+__all__ = ["CARD_FORMAT", "CARD_VERSION", "Run", "model_card", "prepare_run", "start_run"]
+
+Model = TypeVar("Model", bound=MaskablePPO)
 
 CARD_FORMAT = "greed_env/training-card"
 CARD_VERSION = 1
@@ -64,6 +69,7 @@ class Run:
 
     Attributes:
         dir: the run folder.
+        settings: the script's arguments (its ``Args``, whose run part this reads).
         state: where the run stands, this session counted (step 0 for a fresh run; the
             checkpoint's step, clocks and sessions on ``--resume``).
         resumed: the run continues from a checkpoint.
@@ -72,6 +78,7 @@ class Run:
     """
 
     dir: Path
+    settings: RunSettings
     state: RunState
     resumed: bool
     session_start: float
@@ -89,6 +96,11 @@ class Run:
         if kind is not None and not self.resumed and not (self.dir / "checkpoints" / "latest.json").is_file():
             shutil.rmtree(self.dir, ignore_errors=True)  # failed before its first checkpoint
 
+    @overload
+    def load_checkpoint(self, venv: VecEnv, seed: int) -> MaskablePPO: ...
+    @overload
+    def load_checkpoint(self, venv: VecEnv, seed: int, model_class: type[Model]) -> Model: ...
+
     def load_checkpoint(self, venv: VecEnv, seed: int, model_class: type[MaskablePPO] = MaskablePPO) -> MaskablePPO:
         """The model of the checkpoint this run resumes from, on ``venv`` (loaded as
         ``model_class``: a subclass such as the teacher scripts' ``KickstartPPO``)."""
@@ -98,9 +110,9 @@ class Run:
         print(f"resuming {self.dir.name} from step {model.num_timesteps:,} ({path.name})")
         return model
 
-    def remaining(self, model: MaskablePPO, total_timesteps: int) -> int:
-        """Steps still to learn for a run of ``total_timesteps``."""
-        return max(0, total_timesteps - model.num_timesteps)
+    def remaining(self, model: MaskablePPO) -> int:
+        """Steps still to learn for a run of ``--total-timesteps``."""
+        return max(0, self.settings.total_timesteps - model.num_timesteps)
 
     def finish(
         self,
@@ -125,7 +137,7 @@ class Run:
         callback.record_eval(steps, final)
         save_model_atomic(model, self.dir / "model.zip")
         card = model_card(
-            callback.args, script, rules, objective, steps, wall_s, cpu_s, callback.state.sessions,
+            self.settings, script, rules, objective, steps, wall_s, cpu_s, callback.state.sessions,
             final.summary(), card_extra,
         )  # fmt: skip
         text = json.dumps(card, indent=1, default=_json_default)
@@ -138,16 +150,17 @@ class Run:
         return self.dir
 
 
-def start_run(args: Any, objective: str) -> Run:
-    """Check ``args``, then create the run folder (writing ``args.json``) or, with ``--resume``,
-    find the run and its last intact checkpoint.
+def start_run(args: RunSettings, objective: str) -> Run:
+    """Check ``args`` (every part of the script's ``Args``: :meth:`~greed_env.train.settings.Settings.check`),
+    then create the run folder (writing ``args.json``) or, with ``--resume``, find the run and
+    its last intact checkpoint.
 
     Raises:
         ValueError: a setting no run can use (naming the flag).
         FileNotFoundError: ``--resume`` and no such run, or no checkpoint in it.
         FileExistsError: a fresh run whose folder exists.
     """
-    check_args(args)
+    args.check()
     session_start = time.perf_counter()
     run_dir, resumed = prepare_run(args, objective)
     state = resumed or RunState()
@@ -157,11 +170,54 @@ def start_run(args: Any, objective: str) -> Run:
     )
     if complete:
         print(f"{run_dir} is already complete ({resumed.step if resumed else 0} steps)")
-    return Run(run_dir, state, resumed is not None, session_start, complete)
+    return Run(run_dir, args, state, resumed is not None, session_start, complete)
+
+
+def prepare_run(args: RunSettings, objective: str) -> tuple[Path, RunState | None]:
+    """The run directory and, with ``--resume``, its last checkpoint.
+
+    A fresh run gets ``runs_dir/<run name>``. ``--resume`` takes ``--run-name`` if given, else
+    the newest directory named ``<rules>__<objective>__<exp>__<seed>__*``.
+
+    Raises:
+        FileNotFoundError: ``--resume`` and no such run, or a run without a checkpoint.
+        FileExistsError: a fresh run whose directory already exists.
+    """
+    runs = Path(args.runs_dir)
+    if args.resume:
+        if args.run_name:
+            run_dir = runs / args.run_name
+        else:
+            prefix = f"{args.rules}__{objective}__{args.exp_name}__{args.seed}__"
+            found = sorted(
+                (p for p in runs.glob(prefix + "*") if p.is_dir()), key=lambda p: p.stat().st_mtime
+            )
+            if not found:
+                raise FileNotFoundError(f"--resume: no run named {prefix}* in {runs}")
+            # the newest run with a checkpoint (one that failed at its start has none)
+            with_ckpt = [p for p in found if (p / "checkpoints" / "latest.json").is_file()]
+            run_dir = with_ckpt[-1] if with_ckpt else found[-1]
+        if not run_dir.is_dir():
+            raise FileNotFoundError(f"--resume: run directory {run_dir} does not exist")
+        ckpt = Checkpointer(run_dir)
+        state = ckpt.latest()
+        if state is None:
+            raise FileNotFoundError(
+                f"--resume: {run_dir} has no checkpoint yet (it stopped before its first one, so "
+                f"nothing was saved): delete it (rm -r {run_dir}) and run the same command without --resume"
+            )
+        return run_dir, ckpt.usable(state)
+    name = args.run_name or run_name(args.rules, objective, args.exp_name, args.seed)
+    run_dir = runs / name
+    if run_dir.exists():
+        raise FileExistsError(f"run directory {run_dir} exists: pass --resume to continue it, or another --run-name")
+    run_dir.mkdir(parents=True)
+    atomic_write_text(run_dir / "args.json", json.dumps(dataclasses.asdict(args), indent=1))
+    return run_dir, None
 
 
 def model_card(
-    args: Any,
+    args: RunSettings,
     script: str,
     rules: Rules,
     objective: str,

@@ -1,24 +1,14 @@
-"""Run folders and checkpoints of the training scripts.
+"""Atomic checkpoints of a training run, and where the run stands at each.
 
-Run directory layout::
-
-    runs/<rules>__<objective>__<exp>__<seed>__<time>/
-        args.json            arguments of the first session
-        tb/                  TensorBoard event files (:mod:`greed_env.train.tensorboard`)
-        eval.csv             one row per evaluation (:data:`EVAL_FIELDS`)
-        checkpoints/         step_N.zip (the last two) and latest.json
-        model.zip            final model (stable-baselines3 / sb3-contrib)
-        model.json           its card
-
-:func:`prepare_run` picks or creates the run directory and reads the last checkpoint for
-``--resume`` (:mod:`greed_env.train.session` builds a script's run on it); :class:`Checkpointer` writes ``checkpoints/step_N.zip`` then
-``checkpoints/latest.json``, each through :mod:`greed_env.files` (a temporary file, then
-``os.replace``), so a run killed at any moment resumes from a complete checkpoint.
+:class:`Checkpointer` writes ``RUN/checkpoints/step_N.zip`` with its :class:`RunState` beside
+it, then ``checkpoints/latest.json``, each through :mod:`greed_env.files` (a temporary file,
+then ``os.replace``), so a run killed at any moment resumes from a complete checkpoint; on
+``--resume`` it falls back from a corrupt newest zip to the one kept before it. The run folder
+around the checkpoints is :mod:`greed_env.train.run`.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import sys
@@ -28,20 +18,9 @@ from typing import Any
 
 from sb3_contrib import MaskablePPO
 
-from greed_env.evaluation import EvalResult
 from greed_env.files import atomic_write_text, atomic_write_with
-from greed_env.train.args import run_name
 
-__all__ = [
-    "EVAL_FIELDS",
-    "CheckpointError",
-    "Checkpointer",
-    "RunState",
-    "eval_row",
-    "prepare_run",
-    "save_model_atomic",
-    "truncate_eval_csv",
-]
+__all__ = ["CheckpointError", "Checkpointer", "RunState", "save_model_atomic"]
 
 
 def save_model_atomic(model: MaskablePPO, path: Path) -> None:
@@ -167,101 +146,3 @@ def _zip_problem(path: Path) -> str:
     if "data" not in names or "policy.pth" not in names:
         return "not a stable-baselines3 model"
     return ""
-
-
-def prepare_run(args: Any, objective: str) -> tuple[Path, RunState | None]:
-    """The run directory and, with ``--resume``, its last checkpoint.
-
-    ``args`` is a training script's ``Args`` (``runs_dir``, ``run_name``, ``resume``, ``rules``,
-    ``exp_name``, ``seed``).
-
-    A fresh run gets ``runs_dir/<run name>``. ``--resume`` takes ``--run-name`` if given, else
-    the newest directory named ``<rules>__<objective>__<exp>__<seed>__*``.
-
-    Raises:
-        FileNotFoundError: ``--resume`` and no such run, or a run without a checkpoint.
-        FileExistsError: a fresh run whose directory already exists.
-    """
-    runs = Path(args.runs_dir)
-    if args.resume:
-        if args.run_name:
-            run_dir = runs / args.run_name
-        else:
-            prefix = f"{args.rules}__{objective}__{args.exp_name}__{args.seed}__"
-            found = sorted(
-                (p for p in runs.glob(prefix + "*") if p.is_dir()), key=lambda p: p.stat().st_mtime
-            )
-            if not found:
-                raise FileNotFoundError(f"--resume: no run named {prefix}* in {runs}")
-            # the newest run with a checkpoint (one that failed at its start has none)
-            with_ckpt = [p for p in found if (p / "checkpoints" / "latest.json").is_file()]
-            run_dir = with_ckpt[-1] if with_ckpt else found[-1]
-        if not run_dir.is_dir():
-            raise FileNotFoundError(f"--resume: run directory {run_dir} does not exist")
-        ckpt = Checkpointer(run_dir)
-        state = ckpt.latest()
-        if state is None:
-            raise FileNotFoundError(
-                f"--resume: {run_dir} has no checkpoint yet (it stopped before its first one, so "
-                f"nothing was saved): delete it (rm -r {run_dir}) and run the same command without --resume"
-            )
-        return run_dir, ckpt.usable(state)
-    name = args.run_name or run_name(args.rules, objective, args.exp_name, args.seed)
-    run_dir = runs / name
-    if run_dir.exists():
-        raise FileExistsError(f"run directory {run_dir} exists: pass --resume to continue it, or another --run-name")
-    run_dir.mkdir(parents=True)
-    atomic_write_text(run_dir / "args.json", json.dumps(dataclasses.asdict(args), indent=1))
-    return run_dir, None
-
-
-EVAL_FIELDS = (
-    "step",
-    "wall_s",
-    "cpu_s",
-    "value",
-    "ci95",
-    "optimal",
-    "ratio",
-    "regret_estimate",
-    "regret_estimate_ci95",
-    "mean_regret",
-    "worst_regret",
-    "optimal_share",
-    "exact",
-    "exact_ratio",
-)
-
-
-def eval_row(step: int, wall_s: float, cpu_s: float, res: EvalResult) -> dict[str, float]:
-    row = {
-        "step": float(step),
-        "wall_s": round(wall_s, 2),
-        "cpu_s": round(cpu_s, 2),
-        "value": res.score.mean,
-        "ci95": res.score.half_width,
-        "optimal": res.optimal,
-        "ratio": res.ratio,
-        "mean_regret": res.mean_regret,
-        "worst_regret": res.worst_regret,
-        "optimal_share": res.optimal_share,
-    }
-    if res.regret_estimate is not None:
-        row["regret_estimate"] = res.regret_estimate.mean
-        row["regret_estimate_ci95"] = res.regret_estimate.half_width
-    if res.exact is not None:
-        row["exact"] = res.exact
-        row["exact_ratio"] = float(res.exact_ratio or 0.0)
-    return row
-
-
-def truncate_eval_csv(path: Path, step: int) -> None:
-    """Drop evaluation rows logged after ``step`` (a session killed after its checkpoint)."""
-    if not path.is_file():
-        return
-    with path.open(newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if float(r["step"]) <= step]
-    text = ",".join(EVAL_FIELDS) + "\n" + "".join(
-        ",".join(r.get(k, "") or "" for k in EVAL_FIELDS) + "\n" for r in rows
-    )
-    atomic_write_text(path, text)
