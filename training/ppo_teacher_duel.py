@@ -61,9 +61,11 @@ from greed_env.train.backends import make_duel, make_vec_env
 from greed_env.train.callback import TrainingCallback
 from greed_env.train.kickstart import (
     KickstartPPO,
+    PPOLosses,
     RowRecorder,
-    TeacherSchedule,
+    TeacherSamples,
     TeacherStarts,
+    distillation_loss,
     export_bot,
 )
 from greed_env.train.network import policy_class, policy_kwargs
@@ -135,6 +137,31 @@ class Args(EvalSettings, NetworkSettings, PPOSettings, TeacherSettings, ExportSe
     """seat-balanced games of the final evaluation, every decision scored (regret estimate)"""
 
 
+# The algorithm: MaskablePPO whose loss on every minibatch gains a distillation term toward the
+# teacher's move distribution, at a weight that falls linearly to exactly zero:
+#
+#     loss = L_clip + ent_coef * L_entropy + vf_coef * L_value + w(t) * KL(teacher || student)
+#     w(t) = w0 * (1 - t / T) for t < T, then 0        (w0: --teacher-weight, T: --teacher-until)
+#
+# KL(teacher || student) is distillation_loss: the mean over the rollout's labelled positions s
+# of sum_a p(a|s) (log p(a|s) - log q(a|s)), p the teacher, q the student, a the legal moves.
+# While w(t) > 0, KickstartPPO labels the rollout's positions with the teacher (at most
+# --teacher-max-contexts new score pairs), then runs MaskablePPO's update with `minibatch_loss`
+# in place of PPO's own sum; from T on it labels nothing and its update is MaskablePPO's.
+
+
+def teacher_weight(args: Args, step: int) -> float:
+    """``w(t)``: ``--teacher-weight`` at step 0, falling linearly to 0 at ``--teacher-until``."""
+    until = int(args.teacher_until * args.total_timesteps)
+    return args.teacher_weight * (1.0 - step / until) if step < until and args.teacher_weight else 0.0
+
+
+def minibatch_loss(model: KickstartPPO, batch: TeacherSamples, ppo: PPOLosses, w: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """PPO's loss of one minibatch plus ``w * KL(teacher || student)``; the KL term too, for the log."""
+    kl = distillation_loss(ppo.log_probs, batch.teacher_actions.long(), batch.teacher_probs, batch.teacher_on.bool())
+    return ppo.policy + model.ent_coef * ppo.entropy + model.vf_coef * ppo.value + w * kl, kl
+
+
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run and return its folder; ``--export`` also writes the bot."""
     args.check()
@@ -175,7 +202,7 @@ def train(args: Args, rules: Rules, run: Run) -> None:
     # --teacher-temperature (its table is also the one its self-play games are played from)
     teacher_bot = OptimalBot(rules, "duel")
     teacher = TeacherLabeller(rules, "duel", args.teacher_temperature, table=teacher_bot.table)
-    schedule = TeacherSchedule(args.teacher_weight, int(args.teacher_until * args.total_timesteps))
+    weight = functools.partial(teacher_weight, args)
 
     # environments: num_envs games against the opponent, a share started along the teacher's
     # games, the rows recorded for the teacher (outermost)
@@ -191,11 +218,11 @@ def train(args: Args, rules: Rules, run: Run) -> None:
     # the agent: MaskablePPO with the distillation term, warm-started from --init-from
     if run.resumed:
         model = run.load_checkpoint(envs, seed=env_seed, model_class=KickstartPPO)
-        model.attach_teacher(teacher, schedule, max_contexts=args.teacher_max_contexts)
+        model.attach_teacher(teacher, weight, minibatch_loss, max_contexts=args.teacher_max_contexts)
     else:
         model = KickstartPPO(
             policy_class(args), envs, **ppo_kwargs(args), policy_kwargs=policy_kwargs(args, rules),
-            seed=args.seed, device="cpu", teacher=teacher, schedule=schedule,
+            seed=args.seed, device="cpu", teacher=teacher, teacher_weight=weight, minibatch_loss=minibatch_loss,
             max_contexts=args.teacher_max_contexts,
         )  # fmt: skip
         if args.init_from:
@@ -215,7 +242,7 @@ def train(args: Args, rules: Rules, run: Run) -> None:
         "teacher": "optimal-duel" if args.teacher_weight > 0 else None,
         "teacher_temperature": args.teacher_temperature,
         "teacher_weight": args.teacher_weight,
-        "teacher_until_step": schedule.until,
+        "teacher_until_step": int(args.teacher_until * args.total_timesteps),
         "teacher_max_contexts": args.teacher_max_contexts,
         "teacher_starts": args.teacher_starts,
         "teacher_start_games": args.teacher_start_games,

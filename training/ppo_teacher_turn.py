@@ -67,8 +67,10 @@ from greed_env.train.callback import TrainingCallback
 from greed_env.train.curriculum import EntryStarts
 from greed_env.train.kickstart import (
     KickstartPPO,
+    PPOLosses,
     RowRecorder,
-    TeacherSchedule,
+    TeacherSamples,
+    distillation_loss,
     export_bot,
 )
 from greed_env.train.network import policy_class, policy_kwargs
@@ -143,6 +145,31 @@ class Args(EvalSettings, NetworkSettings, PPOSettings, TeacherSettings, ExportSe
     unless its turns reach more positions than this"""
 
 
+# The algorithm: MaskablePPO whose loss on every minibatch gains a distillation term toward the
+# teacher's move distribution, at a weight that falls linearly to exactly zero:
+#
+#     loss = L_clip + ent_coef * L_entropy + vf_coef * L_value + w(t) * KL(teacher || student)
+#     w(t) = w0 * (1 - t / T) for t < T, then 0        (w0: --teacher-weight, T: --teacher-until)
+#
+# KL(teacher || student) is distillation_loss: the mean over the rollout's labelled positions s
+# of sum_a p(a|s) (log p(a|s) - log q(a|s)), p the teacher, q the student, a the legal moves.
+# While w(t) > 0, KickstartPPO labels the rollout's positions with the teacher, then runs
+# MaskablePPO's update with `minibatch_loss` in place of PPO's own sum; from T on it labels
+# nothing and its update is MaskablePPO's, so the final policy is PPO's.
+
+
+def teacher_weight(args: Args, step: int) -> float:
+    """``w(t)``: ``--teacher-weight`` at step 0, falling linearly to 0 at ``--teacher-until``."""
+    until = int(args.teacher_until * args.total_timesteps)
+    return args.teacher_weight * (1.0 - step / until) if step < until and args.teacher_weight else 0.0
+
+
+def minibatch_loss(model: KickstartPPO, batch: TeacherSamples, ppo: PPOLosses, w: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """PPO's loss of one minibatch plus ``w * KL(teacher || student)``; the KL term too, for the log."""
+    kl = distillation_loss(ppo.log_probs, batch.teacher_actions.long(), batch.teacher_probs, batch.teacher_on.bool())
+    return ppo.policy + model.ent_coef * ppo.entropy + model.vf_coef * ppo.value + w * kl, kl
+
+
 def main(args: Args) -> Path:
     """Train (or ``--resume``) one run and return its folder; ``--export`` also writes the bot."""
     args.check()
@@ -178,16 +205,16 @@ def train(args: Args, rules: Rules, run: Run) -> None:
     # the teacher: the solver's move values at temperature --teacher-temperature points (from
     # its table, or from --teacher-arrays); not saved with a checkpoint, attached on --resume
     teacher = turn_teacher(rules, args.teacher_temperature, args.teacher_arrays)
-    schedule = TeacherSchedule(args.teacher_weight, int(args.teacher_until * args.total_timesteps))
+    weight = functools.partial(teacher_weight, args)
 
     # the agent: MaskablePPO with the distillation term
     if run.resumed:
         model = run.load_checkpoint(envs, seed=env_seed, model_class=KickstartPPO)
-        model.attach_teacher(teacher, schedule)
+        model.attach_teacher(teacher, weight, minibatch_loss)
     else:
         model = KickstartPPO(
             policy_class(args), envs, **ppo_kwargs(args), policy_kwargs=policy_kwargs(args, rules),
-            seed=args.seed, device="cpu", teacher=teacher, schedule=schedule,
+            seed=args.seed, device="cpu", teacher=teacher, teacher_weight=weight, minibatch_loss=minibatch_loss,
         )  # fmt: skip
         if args.init_from:
             init_weights(model, Path(args.init_from), rules)
@@ -219,7 +246,7 @@ def train(args: Args, rules: Rules, run: Run) -> None:
         "teacher": "optimal-turn" if args.teacher_weight > 0 else None,
         "teacher_temperature": args.teacher_temperature,
         "teacher_weight": args.teacher_weight,
-        "teacher_until_step": schedule.until,
+        "teacher_until_step": int(args.teacher_until * args.total_timesteps),
         "teacher_label_cpu_s": round(model.label_seconds, 3),
     }
     run.finish(

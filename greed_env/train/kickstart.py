@@ -1,19 +1,11 @@
-"""Teacher-assisted PPO ("kickstarting"): MaskablePPO plus a distillation term toward the
-exact solver's move distribution at the student's own states (importing this imports torch).
+"""The machinery of teacher-assisted PPO ("kickstarting"; importing this imports torch).
 
-The loss of each minibatch is PPO's (clipped surrogate, value loss, entropy bonus) plus
-
-    w(t) * mean over labelled states of KL(teacher || student)
-
-where the KL runs over the legal moves only: the student's masked distribution puts no mass
-on an illegal move, and the teacher (:class:`greed_env.train.teacher.TeacherLabeller`) none
-either. Its gradient in the student's logits is ``student - teacher`` per legal move, so a
-step raises the logits the teacher prefers over the student's current choice; the weight
-``w(t)`` falls linearly from ``weight`` to exactly 0 at step ``until`` (:class:`TeacherSchedule`).
-From there on no state is labelled and the update is MaskablePPO's own, operation for
-operation (tested), so the policy the run ends with is PPO's.
-
-The pieces:
+The algorithm is in the teacher scripts (``training/ppo_teacher_turn.py``,
+``ppo_teacher_duel.py``): each minibatch's loss is PPO's plus ``w(t) * KL(teacher || student)``
+(:func:`distillation_loss`), ``w`` falling linearly to exactly 0; the script's weight schedule
+and minibatch loss are what :class:`KickstartPPO` calls. From the step where the weight is 0 no
+position is labelled and the update is MaskablePPO's own, operation for operation (tested), so
+the policy the run ends with is PPO's. What the scripts take from here:
 
 * :class:`RowRecorder`: a ``VecEnv`` wrapper over the native vector engine that keeps the
   game rows the learner acts from at each step of a rollout (the state behind each
@@ -21,17 +13,19 @@ The pieces:
 * :class:`TeacherRolloutBuffer`: sb3-contrib's masked rollout buffer with the teacher's
   packed distributions beside each step;
 * :class:`KickstartPPO`: ``MaskablePPO`` whose ``train`` labels the rollout in one batch
-  (grouped by turn context, at most ``max_contexts`` contexts per rollout), then adds the term;
-* :func:`distillation_loss`: the term itself, on log-probabilities and packed labels;
+  (:class:`greed_env.train.teacher.TeacherLabeller`, grouped by turn context, at most
+  ``max_contexts`` contexts per rollout), then runs MaskablePPO's update with the script's
+  minibatch loss in place of PPO's own sum;
+* :func:`distillation_loss`: the KL term, on log-probabilities and packed labels;
 * :class:`TeacherStarts`: exploring starts at positions of the teacher's own games
-  (:func:`greed_env.train.teacher.teacher_starts`).
+  (:func:`greed_env.train.teacher.teacher_starts`);
+* :func:`export_bot`: the ONNX bot with a card that records the teacher run.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -51,46 +45,28 @@ from greed_env.train.teacher import TeacherLabeller, TeacherLabels
 
 __all__ = [
     "KickstartPPO",
+    "MinibatchLoss",
+    "PPOLosses",
     "RowRecorder",
     "TeacherRolloutBuffer",
     "TeacherSamples",
-    "TeacherSchedule",
     "TeacherStarts",
     "distillation_loss",
     "export_bot",
 ]
 
 
-@dataclass(frozen=True)
-class TeacherSchedule:
-    """Weight of the distillation term: ``weight`` at step 0, falling linearly to exactly 0
-    at step ``until`` and 0 after.
-
-    >>> s = TeacherSchedule(2.0, 1000)
-    >>> s.at(0), s.at(250), s.at(1000), s.at(5000)
-    (2.0, 1.5, 0.0, 0.0)
-    """
-
-    weight: float
-    until: int
-
-    def __post_init__(self) -> None:
-        if not (self.weight >= 0.0 and np.isfinite(self.weight)):
-            raise ValueError(f"teacher weight must be a finite number >= 0, got {self.weight!r}")
-        if self.until < 0:
-            raise ValueError(f"teacher steps must be >= 0, got {self.until!r}")
-
-    def at(self, step: int) -> float:
-        """The weight after ``step`` environment steps."""
-        if step >= self.until or self.weight == 0.0:
-            return 0.0
-        return self.weight * (1.0 - step / self.until)
-
-
 def distillation_loss(
     log_probs: th.Tensor, actions: th.Tensor, probs: th.Tensor, labelled: th.Tensor
 ) -> th.Tensor:
-    """Mean over the labelled rows of ``KL(teacher || student)``.
+    """The mean over the labelled positions ``s`` of ``KL(teacher || student)``::
+
+        KL(p || q)(s) = sum over moves a with p(a|s) > 0 of  p(a|s) * (log p(a|s) - log q(a|s))
+
+    with ``p`` the teacher's distribution and ``q`` the student's masked one. Both put no mass
+    on an illegal move, so the sum runs over the legal moves. Its gradient in the student's
+    logits is ``q - p`` per legal move: a step raises the logits of the moves the teacher
+    prefers over the student's current choice.
 
     Args:
         log_probs: ``(n, A)`` the student's normalised log-probabilities (masked moves at
@@ -266,12 +242,36 @@ class TeacherRolloutBuffer(MaskableRolloutBuffer):
         )
 
 
+class PPOLosses(NamedTuple):
+    """MaskablePPO's loss terms on one minibatch, and the student's log-probabilities."""
+
+    policy: th.Tensor
+    """the clipped surrogate objective, negated"""
+    value: th.Tensor
+    """the value network's squared error"""
+    entropy: th.Tensor
+    """the entropy bonus, negated"""
+    log_probs: th.Tensor
+    """``(n, A)`` the student's normalised log-probabilities (masked moves very low)"""
+
+
+MinibatchLoss = Callable[["KickstartPPO", TeacherSamples, PPOLosses, float], tuple[th.Tensor, th.Tensor]]
+"""A teacher script's loss of one minibatch: ``(model, batch, PPO's terms, w)`` to the loss
+and the KL term (logged as ``train/teacher_kl``)."""
+
+
+def _no_teacher(step: int) -> float:
+    return 0.0
+
+
 class KickstartPPO(MaskablePPO):
-    """MaskablePPO with a distillation term toward a teacher (see the module docstring).
+    """MaskablePPO whose update adds a teacher's term (see the module docstring).
 
     Args (beyond MaskablePPO's):
         teacher: labels the recorded positions (None: plain MaskablePPO).
-        schedule: the term's weight over the run.
+        teacher_weight: the term's weight after a number of environment steps, ``w(t)``; an
+            update at weight 0 labels nothing and is MaskablePPO's own.
+        minibatch_loss: the loss of one minibatch while the weight is above 0.
         recorder: the :class:`RowRecorder` wrapping ``env`` (found in ``env`` by default).
         max_contexts: label at most this many turn contexts per rollout (a duel's context is
             a score pair, whose in-turn pass costs milliseconds); the positions of the others
@@ -283,27 +283,32 @@ class KickstartPPO(MaskablePPO):
 
     def __init__(
         self,
-        *args: Any,
+        *positional: Any,
         teacher: TeacherLabeller | None = None,
-        schedule: TeacherSchedule | None = None,
+        teacher_weight: Callable[[int], float] = _no_teacher,
+        minibatch_loss: MinibatchLoss | None = None,
         recorder: RowRecorder | None = None,
         max_contexts: int | None = None,
-        **kwargs: Any,
+        **options: Any,
     ) -> None:
-        kwargs.setdefault("rollout_buffer_class", TeacherRolloutBuffer)
-        super().__init__(*args, **kwargs)
-        self.attach_teacher(teacher, schedule or TeacherSchedule(0.0, 0), recorder, max_contexts)
+        options.setdefault("rollout_buffer_class", TeacherRolloutBuffer)
+        super().__init__(*positional, **options)
+        self.attach_teacher(teacher, teacher_weight, minibatch_loss, recorder, max_contexts)
 
     def attach_teacher(
         self,
         teacher: TeacherLabeller | None,
-        schedule: TeacherSchedule,
+        teacher_weight: Callable[[int], float],
+        minibatch_loss: MinibatchLoss | None,
         recorder: RowRecorder | None = None,
         max_contexts: int | None = None,
     ) -> None:
-        """Set the teacher (also after :meth:`load`, which does not save it)."""
+        """Set the teacher, its weight and the loss (also after :meth:`load`, which saves none)."""
+        if teacher is not None and minibatch_loss is None:
+            raise ValueError("a teacher needs the minibatch loss its term enters")
         self.teacher = teacher
-        self.teacher_schedule = schedule
+        self.weight_at = teacher_weight
+        self.minibatch_loss = minibatch_loss
         self.max_contexts = max_contexts
         if recorder is None and teacher is not None and self.env is not None:
             recorder = _find_recorder(self.env)
@@ -312,13 +317,13 @@ class KickstartPPO(MaskablePPO):
         self._label_rng = np.random.default_rng(int(self.seed or 0) + 7)
 
     def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "teacher", "recorder", "_label_rng"]
+        return [*super()._excluded_save_params(), "teacher", "weight_at", "minibatch_loss", "recorder", "_label_rng"]
 
     def teacher_weight(self) -> float:
         """The term's weight at the current step count."""
         if self.teacher is None:
             return 0.0
-        return self.teacher_schedule.at(self.num_timesteps)
+        return self.weight_at(self.num_timesteps)
 
     def _label_rollout(self) -> TeacherLabels:
         assert self.teacher is not None and self.recorder is not None
@@ -334,7 +339,7 @@ class KickstartPPO(MaskablePPO):
         return labels
 
     def train(self) -> None:
-        """One PPO update; while the weight is above 0, with the distillation term."""
+        """One PPO update; while the weight is above 0, with the script's minibatch loss."""
         weight = self.teacher_weight()
         self.logger.record("train/teacher_weight", weight)
         if weight == 0.0:
@@ -366,7 +371,8 @@ class KickstartPPO(MaskablePPO):
         return values, log_prob, dist.entropy(), dist.distribution.logits
 
     def _train_with_teacher(self, weight: float) -> None:
-        """MaskablePPO's ``train`` with ``weight * distillation_loss`` added to each minibatch."""
+        """MaskablePPO's ``train`` with the script's loss of each minibatch in place of PPO's sum."""
+        assert self.minibatch_loss is not None
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
         clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]
@@ -400,14 +406,14 @@ class KickstartPPO(MaskablePPO):
                 value_losses.append(value_loss.item())
                 entropy_loss = -th.mean(-log_prob) if entropy is None else -th.mean(entropy)
                 entropy_losses.append(entropy_loss.item())
-                on = data.teacher_on.bool()
-                distill = distillation_loss(log_probs, data.teacher_actions.long(), data.teacher_probs, on)
+                terms = PPOLosses(policy_loss, value_loss, entropy_loss, log_probs)
+                loss, distill = self.minibatch_loss(self, data, terms, weight)
                 kls.append(distill.item())
+                on = data.teacher_on.bool()
                 if bool(on.any()):
                     with th.no_grad():
                         best = data.teacher_actions[on].gather(1, data.teacher_probs[on].argmax(dim=1, keepdim=True))
                         agree.append(float((log_probs[on].argmax(dim=1, keepdim=True) == best).float().mean()))
-                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss + weight * distill
                 with th.no_grad():
                     log_ratio = log_prob - data.old_log_prob
                     approx_kl_div = th.mean((th.exp(log_ratio) - 1) - log_ratio).cpu().numpy()

@@ -1,8 +1,10 @@
-"""Teacher-assisted PPO: the distillation term (value, gradient sign, masks), its schedule,
-the rows recorded for the teacher, and the update once the weight is 0 (exactly PPO's)."""
+"""Teacher-assisted PPO: the distillation term (value, gradient sign, masks), its schedule (the
+teacher scripts' own), the rows recorded for the teacher, and the update once the weight is 0
+(exactly PPO's)."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -14,12 +16,7 @@ from training_settings import load_script
 
 from greed_env.bots.export import portable_args
 from greed_env.rules import preset
-from greed_env.train.kickstart import (
-    KickstartPPO,
-    RowRecorder,
-    TeacherSchedule,
-    distillation_loss,
-)
+from greed_env.train.kickstart import KickstartPPO, RowRecorder, distillation_loss
 from greed_env.train.network import policy_class, policy_kwargs
 from greed_env.train.teacher import TeacherLabeller
 from greed_env.vector.engine import BatchGame, EpisodeBatch
@@ -68,15 +65,18 @@ def test_distillation_gradient_moves_logits_toward_the_teacher_and_ignores_maske
     assert float(after) < float(loss.detach())
 
 
-def test_schedule_anneals_to_exactly_zero() -> None:
-    s = TeacherSchedule(3.0, 400)
-    assert [s.at(k) for k in (0, 100, 200, 399)] == [3.0, 2.25, 1.5, pytest.approx(0.0075)]
-    assert s.at(400) == 0.0 and s.at(10**9) == 0.0
-    assert TeacherSchedule(0.0, 100).at(0) == 0.0
-    with pytest.raises(ValueError):
-        TeacherSchedule(-1.0, 10)
-    with pytest.raises(ValueError):
-        TeacherSchedule(1.0, -1)
+@pytest.mark.parametrize("script", ["ppo_teacher_turn", "ppo_teacher_duel"])
+def test_schedule_anneals_to_exactly_zero(script: str) -> None:
+    module = load_script(script)
+    args = module.Args(teacher_weight=3.0, teacher_until=0.5, total_timesteps=800)
+    weight = functools.partial(module.teacher_weight, args)
+    assert [weight(k) for k in (0, 100, 200, 399)] == [3.0, 2.25, 1.5, pytest.approx(0.0075)]
+    assert weight(400) == 0.0 and weight(10**9) == 0.0
+    assert module.teacher_weight(module.Args(teacher_weight=0.0), 0) == 0.0
+    with pytest.raises(ValueError, match="--teacher-weight"):
+        module.Args(teacher_weight=-1.0).check()
+    with pytest.raises(ValueError, match="--teacher-until"):
+        module.Args(teacher_until=-0.1).check()
 
 
 def _model(cls: type, weight: float, until: int, recorder: bool = True, learning_rate: float = 3e-4) -> tuple[MaskablePPO, RowRecorder | None]:
@@ -84,12 +84,15 @@ def _model(cls: type, weight: float, until: int, recorder: bool = True, learning
     torch.manual_seed(0)
     venv = VecMonitor(make_sb3_vec_env("greed_env/Solitaire-v0", 8, seed=3, rules=rules, objective="turn"))
     rec = RowRecorder(venv) if recorder else None
-    args = load_script("ppo_teacher_turn").Args(rules="greed", net_width=16, lean_masking=False)
+    script = load_script("ppo_teacher_turn")
+    args = script.Args(rules="greed", net_width=16, lean_masking=False, teacher_weight=weight, teacher_until=1.0,
+                       total_timesteps=until)
     kwargs = dict(n_steps=16, batch_size=32, n_epochs=2, gamma=1.0, policy_kwargs=policy_kwargs(args, rules),
                   seed=1, device="cpu", learning_rate=learning_rate)
     if cls is KickstartPPO:
         teacher = TeacherLabeller(rules, "turn")
-        model = KickstartPPO(policy_class(args), rec, teacher=teacher, schedule=TeacherSchedule(weight, until), **kwargs)
+        model = KickstartPPO(policy_class(args), rec, teacher=teacher, teacher_weight=functools.partial(
+            script.teacher_weight, args), minibatch_loss=script.minibatch_loss, **kwargs)
     else:
         model = MaskablePPO(policy_class(args), rec if rec is not None else venv, **kwargs)
     return model, rec
