@@ -2,7 +2,8 @@
 
 Every number is a function of the task's protocol and the bot alone: game ``i`` of a task draws
 its dice and the bots' generators from ``SeedSequence(task.seed, spawn_key=(i,))``, so a result
-does not depend on the number of worker processes and a rerun reproduces it exactly. A result
+does not depend on the number of worker processes, nor on whether the games ran as tasks of a
+Ray cluster (``address``), and a rerun reproduces it exactly. A result
 records the package version, the rules fingerprint, the seeds and the number of games, and
 :func:`check_result` tells whether a new run lands inside a recorded row's interval.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from greed_env import __version__
+from greed_env import __version__, cluster
 from greed_env.benchmark.tasks import Task
 from greed_env.bots import load
 from greed_env.bots.base import checked_act
@@ -30,7 +31,7 @@ from greed_env.bots.play import play_game
 from greed_env.bots.solver_backend import optimal_bot
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament, same_bot
-from greed_env.bots.workers import spawn_pool
+from greed_env.bots.workers import map_chunks
 from greed_env.evaluation import EvalResult, evaluate, mean_ci
 from greed_env.evaluation.policy_value import SamplingBotError
 from greed_env.files import atomic_write_text
@@ -240,27 +241,19 @@ def _field_chunk(args: tuple[int, int, int]) -> tuple[int, np.ndarray, np.ndarra
     return start, shares, regrets, decisions
 
 
-def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+def _run_field(task: Task, rules: Rules, bot: str, workers: int, address: str | None, progress: Progress | None) -> TaskResult:
     check_seats(load_field_bot(bot, rules), task.seats, bot)  # a two-player bot: refused before the games
     chunks = [(a, min(a + _CHUNK, task.games), task.seed) for a in range(0, task.games, _CHUNK)]
     init = (rules.to_dict(), bot, list(task.field))
     parts: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}  # shares, regrets, decisions
     done = 0
-    if workers <= 1:
-        _init_field(*init)
-        for c in chunks:
-            start, shares, regrets, decisions = _field_chunk(c)
-            parts[start] = (shares, regrets, decisions)
-            done += shares.size
-            if progress:
-                progress(done, task.games)
-    else:
-        with spawn_pool(min(workers, len(chunks)), _init_field, init) as pool:
-            for start, shares, regrets, decisions in pool.imap_unordered(_field_chunk, chunks):
-                parts[start] = (shares, regrets, decisions)
-                done += shares.size
-                if progress:
-                    progress(done, task.games)
+    for start, shares, regrets, decisions in map_chunks(
+        _field_chunk, chunks, workers=workers, address=address, initializer=_init_field, initargs=init
+    ):
+        parts[start] = (shares, regrets, decisions)
+        done += shares.size
+        if progress:
+            progress(done, task.games)
     shares = np.concatenate([parts[k][0] for k in sorted(parts)])
     est = mean_ci(shares)
     extra: dict[str, Any] = {
@@ -289,12 +282,12 @@ def _run_field(task: Task, rules: Rules, bot: str, workers: int, progress: Progr
 # turn, duel and Elo tasks (through greed_env.evaluation and the tournament)
 
 
-def _run_turn(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+def _run_turn(task: Task, rules: Rules, bot: str, workers: int, address: str | None, progress: Progress | None) -> TaskResult:
     exact = parse_spec(bot).kind != "random"
     try:
-        r = _evaluate_turn(task, rules, bot, workers, progress, exact)
+        r = _evaluate_turn(task, rules, bot, workers, address, progress, exact)
     except SamplingBotError:  # its move changes with its generator: refused before any turn
-        r = _evaluate_turn(task, rules, bot, workers, progress, False)
+        r = _evaluate_turn(task, rules, bot, workers, address, progress, False)
     extra = {
         "optimal": r.optimal,
         "sampled_mean": r.score.mean,
@@ -311,17 +304,17 @@ def _run_turn(task: Task, rules: Rules, bot: str, workers: int, progress: Progre
 
 
 def _evaluate_turn(
-    task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None, exact: bool
+    task: Task, rules: Rules, bot: str, workers: int, address: str | None, progress: Progress | None, exact: bool
 ) -> EvalResult:
     return evaluate(
-        bot, rules, "turn", episodes=task.games, seed=task.seed, workers=workers, exact=exact,
+        bot, rules, "turn", episodes=task.games, seed=task.seed, workers=workers, address=address, exact=exact,
         exact_max_positions=3_000_000, progress=(lambda d: progress(d, task.games)) if progress else None,
     )
 
 
-def _run_duel(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+def _run_duel(task: Task, rules: Rules, bot: str, workers: int, address: str | None, progress: Progress | None) -> TaskResult:
     r = evaluate(
-        bot, rules, "duel", episodes=task.games, seed=task.seed, workers=workers,
+        bot, rules, "duel", episodes=task.games, seed=task.seed, workers=workers, address=address,
         opponent="optimal", progress=(lambda d: progress(d, task.games)) if progress else None,
     )
     extra: dict[str, Any] = {"mean_regret_per_decision": r.mean_regret}
@@ -336,17 +329,19 @@ _REF_TOURNAMENTS: dict[str, Any] = {}
 them are run through the same Elo task)."""
 
 
-def _run_elo(task: Task, rules: Rules, bot: str, workers: int, progress: Progress | None) -> TaskResult:
+def _run_elo(task: Task, rules: Rules, bot: str, workers: int, address: str | None, progress: Progress | None) -> TaskResult:
     refs = list(task.field)
     bot = next((r for r in refs if same_bot(r, bot)), bot)  # threshold:300 is the field's threshold-300
     if bot in refs:  # the reference bots' own round robin: the same for each of them
         t = _REF_TOURNAMENTS.get(task.id)
         if t is None:
             t = _REF_TOURNAMENTS[task.id] = run_tournament(
-                rules, refs, task.games, seed=task.seed, workers=workers, anchor="random"
+                rules, refs, task.games, seed=task.seed, workers=workers, anchor="random", address=address
             )
     else:
-        t = run_tournament(rules, [bot, *refs], task.games, seed=task.seed, workers=workers, anchor="random")
+        t = run_tournament(
+            rules, [bot, *refs], task.games, seed=task.seed, workers=workers, anchor="random", address=address
+        )
     shown = t.bots[t.specs.index(bot)]  # a py: bot is shown by its own name
     row = next(s for s in t.standings if s.bot == shown)
     return TaskResult(
@@ -359,22 +354,30 @@ _RUNNERS = {"turn": _run_turn, "duel": _run_duel, "field": _run_field, "elo": _r
 
 
 def run_task(
-    task: Task, bot: str, *, workers: int = 1, progress: Progress | None = None, trust_code: bool = True
+    task: Task,
+    bot: str,
+    *,
+    workers: int = 1,
+    progress: Progress | None = None,
+    trust_code: bool = True,
+    address: str | None = None,
 ) -> TaskResult:
     """Run ``bot`` (any bot spec) through ``task`` under its fixed protocol.
 
     ``trust_code=False`` refuses a spec whose bot runs code as it loads (an SB3 ``.zip``,
     ``py:``; :func:`greed_env.bots.loader.check_trusted`), as ``greed benchmark`` does without
-    ``--trust-code``.
+    ``--trust-code``. ``address``: the games run as tasks of the Ray cluster there
+    (:mod:`greed_env.cluster`) instead of ``workers`` processes, with the same result.
 
     Raises:
         ValueError / LookupError: the bot does not load or does not play the task's rules (the
             message names the bot); nothing is written.
+        ClusterError: ``address`` given, and no Ray or no cluster there.
     """
     check_trusted(bot, trust_code)
     rules = task.rules_object()
     t0 = time.perf_counter()
-    result = _RUNNERS[task.kind](task, rules, bot, workers, progress)
+    result = _RUNNERS[task.kind](task, rules, bot, workers, address, progress)
     result.wall_s = round(time.perf_counter() - t0, 2)
     return result
 
@@ -387,16 +390,21 @@ def run_benchmark(
     progress: Callable[[Task], Progress | None] | None = None,
     on_result: Callable[[TaskResult], None] | None = None,
     trust_code: bool = True,
+    address: str | None = None,
 ) -> BenchmarkResult:
-    """Run ``bot`` through every task (in order) and collect the results (``trust_code``: as
-    :func:`run_task`)."""
+    """Run ``bot`` through every task (in order) and collect the results (``trust_code``,
+    ``address``: as :func:`run_task`; connected to the cluster once for all the tasks)."""
     check_trusted(bot, trust_code)
     results = []
-    for task in tasks:
-        r = run_task(task, bot, workers=workers, progress=progress(task) if progress else None, trust_code=trust_code)
-        results.append(r)
-        if on_result is not None:
-            on_result(r)
+    with cluster.connected(address):
+        for task in tasks:
+            r = run_task(
+                task, bot, workers=workers, progress=progress(task) if progress else None, trust_code=trust_code,
+                address=address,
+            )
+            results.append(r)
+            if on_result is not None:
+                on_result(r)
     return BenchmarkResult(bot, results, bot_sha256=bot_digest(bot))
 
 

@@ -9,7 +9,8 @@ stream (seats swapped), which lowers the variance of the comparison.
 Determinism: the dice of game ``g`` of pair ``p`` come from
 ``SeedSequence(seed, spawn_key=(p, g // 2, 0))`` and each seat's bot generator from
 ``SeedSequence(seed, spawn_key=(p, g, 1 + seat))``, so results depend on ``seed`` and the bot
-list only, never on the number of worker processes or on scheduling.
+list only, never on the number of worker processes, on scheduling or on whether the chunks
+of :data:`CHUNK` games ran as tasks of a Ray cluster (``address``).
 
 Results: for each pair the score of each side (a win counts 1, a shared win 1/2) with a 95%
 Wilson interval; per bot its overall score rate with its interval; Elo ratings fitted by
@@ -37,7 +38,7 @@ from greed_env.bots.loader import check_trusted, load
 from greed_env.bots.play import play_game
 from greed_env.bots.solver_backend import optimal_available
 from greed_env.bots.spec import parse_spec
-from greed_env.bots.workers import spawn_pool
+from greed_env.bots.workers import map_chunks
 from greed_env.files import atomic_write_text
 from greed_env.progress import CountBar
 from greed_env.rules import Rules
@@ -384,27 +385,21 @@ def _execute(
     workers: int,
     progress: bool,
     desc: str,
+    address: str | None = None,
 ) -> list[tuple[int, int, float, float, int]]:
     bar = CountBar(desc, sum(t.stop - t.start for t in tasks), unit="game") if progress else None
     done = 0
     results = []
     init_args = (rules.to_dict(), list(specs), seed)
+    sizes = {(t.pair, t.start): t.stop - t.start for t in tasks}
     try:
-        if workers <= 1 or len(tasks) <= 1:
-            _init_worker(*init_args)
-            for t in tasks:
-                results.append(_run_task(t))
-                done += t.stop - t.start
-                if bar is not None:
-                    bar.update_to(done)
-        else:
-            with spawn_pool(min(workers, len(tasks)), _init_worker, init_args) as pool:
-                sizes = {(t.pair, t.start): t.stop - t.start for t in tasks}
-                for r in pool.imap_unordered(_run_task, tasks):
-                    results.append(r)
-                    done += sizes[(r[0], r[1])]
-                    if bar is not None:
-                        bar.update_to(done)
+        for r in map_chunks(
+            _run_task, tasks, workers=workers, address=address, initializer=_init_worker, initargs=init_args
+        ):
+            results.append(r)
+            done += sizes[(r[0], r[1])]
+            if bar is not None:
+                bar.update_to(done)
     finally:
         if bar is not None:
             bar.close()
@@ -423,6 +418,7 @@ def run_tournament(
     anchor: str | None = None,
     anchor_elo: float = 1000.0,
     trust_code: bool = True,
+    address: str | None = None,
 ) -> TournamentResult:
     """Round robin of two-player games between the bots named by ``bots`` (registry specs).
 
@@ -438,6 +434,9 @@ def run_tournament(
         trust_code: False refuses specs whose bots run code as they load (an SB3 ``.zip``,
             ``py:``; :func:`greed_env.bots.loader.check_trusted`), as ``greed tournament`` does
             without ``--trust-code``.
+        address: play the chunks as tasks of the Ray cluster there (``auto``,
+            ``ray://HOST:PORT``, ``HOST:PORT``) instead of ``workers`` processes: the same
+            results.
 
     Raises:
         ValueError: fewer than two bots, a repeated bot, ``games < 1``, an unknown anchor, or
@@ -462,7 +461,7 @@ def run_tournament(
     if anchor not in labels:
         raise ValueError(f"anchor {anchor!r} is not one of the bots {specs}")
     tasks = _tasks(len(specs), games)
-    raw = _execute(rules, specs, tasks, seed, workers, progress, f"{rules.name} round robin")
+    raw = _execute(rules, specs, tasks, seed, workers, progress, f"{rules.name} round robin", address)
     pairs = _collect(labels, raw, games)
     result = TournamentResult(rules, labels, games, seed, pairs, anchor, anchor_elo, specs=specs)
     result.compute_standings()

@@ -19,24 +19,33 @@ A parent can also end without reaching its ``with pool:`` exit: killed by SIGTER
 full speed with nobody to report to. Each worker therefore watches its parent: a thread checks
 every :data:`PARENT_CHECK_S` seconds that the process that started it is still its parent, and
 ends the worker when it is not.
+
+:func:`map_chunks` is what the game runners call: chunks of games in this process, over a
+local pool, or as tasks of a Ray cluster (``address``; :mod:`greed_env.cluster`), the same
+function and items each way, so a chunk's result never depends on where it ran.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing as mp
 import os
 import pickle
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.pool import Pool
-from typing import Any
+from typing import Any, TypeVar
 
+from greed_env import cluster
 from greed_env.bots.loader import file_modules, import_file_modules
 
-__all__ = ["PARENT_CHECK_S", "sigint_ignored", "spawn_pool"]
+__all__ = ["PARENT_CHECK_S", "map_chunks", "parallelism", "sigint_ignored", "spawn_pool"]
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 PARENT_CHECK_S = 1.0
 """Seconds between a worker's checks that its parent is alive."""
@@ -82,3 +91,45 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK_S)
     os._exit(1)  # the parent is gone: nothing will read what this worker computes
+
+
+def parallelism(workers: int, address: str | None) -> int:
+    """How many chunks can run at once: the cluster's CPUs with an ``address`` (connected by
+    :func:`greed_env.cluster.connected`), else ``workers``."""
+    return cluster.cluster_cpus() if address is not None else max(1, int(workers))
+
+
+def map_chunks(
+    fn: Callable[[Item], Result],
+    items: Sequence[Item],
+    *,
+    workers: int = 1,
+    address: str | None = None,
+    initializer: Callable[..., Any] | None = None,
+    initargs: tuple[Any, ...] = (),
+) -> Iterator[Result]:
+    """``fn`` of every item, in the order they finish: in this process (``workers`` 1), over
+    a :func:`spawn_pool` of ``workers`` processes, or as Ray tasks on the cluster at
+    ``address`` (each task first imports the parent's ``py:`` bot files, as a pool worker
+    does; :func:`greed_env.cluster.run_chunks`, which runs a lost task again). ``initializer``
+    runs once per process before its first item.
+
+    Raises:
+        ClusterError: no Ray or no cluster at ``address``.
+    """
+    if not items:
+        return
+    if address is not None:
+        with cluster.connected(address):
+            prepare = functools.partial(import_file_modules, file_modules())
+            for _, result in cluster.run_chunks(fn, items, prepare=prepare, initializer=initializer, initargs=initargs):
+                yield result
+        return
+    if workers <= 1 or len(items) <= 1:
+        if initializer is not None:
+            initializer(*initargs)
+        for item in items:
+            yield fn(item)
+        return
+    with spawn_pool(min(workers, len(items)), initializer, initargs) as pool:
+        yield from pool.imap_unordered(fn, items)

@@ -19,14 +19,17 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from greed_env.cluster import ClusterError, check_address
 from greed_env.files import check_target, folder_problem, name_problem
 from greed_env.rules.config import parse_sets
 
 __all__ = [
     "MAX_SEED",
     "OutputPathError",
+    "add_address_option",
     "check_output_dir",
     "check_output_file",
+    "cluster_address",
     "int_at_least",
     "nonneg_int",
     "parse_sets",
@@ -69,6 +72,28 @@ def int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
 nonneg_int = int_at_least(0)
 positive_int = int_at_least(1)
 seed_int = int_at_least(0, MAX_SEED)
+
+
+def cluster_address(text: str) -> str:
+    """A Ray cluster's address: ``auto``, ``ray://HOST:PORT`` or ``HOST:PORT``
+    (:func:`greed_env.cluster.check_address`)."""
+    try:
+        return check_address(text)
+    except ClusterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_address_option(parser: argparse.ArgumentParser, work: str) -> None:
+    """``--address``: run ``work`` on a Ray cluster instead of this machine's processes."""
+    parser.add_argument(
+        "--address",
+        type=cluster_address,
+        default=None,
+        metavar="ADDRESS",
+        help=f"run the {work} as tasks of a Ray cluster: auto (the cluster this machine belongs to), "
+        "ray://HOST:PORT (Ray Client) or HOST:PORT (a head node); --workers is then not used, the "
+        "results are the same (docs/scale.md; needs the ray extra)",
+    )
 
 
 def positive_float(text: str) -> float:

@@ -41,8 +41,10 @@ from greed_env.benchmark.board import board_plan, method_label
 from greed_env.benchmark.runner import beside, format_value
 from greed_env.bots import BotLoadError, check_seats, load
 from greed_env.bots.loader import check_trusted
+from greed_env.cluster import ClusterError, connected
 from greed_env.commands.argtypes import (
     OutputPathError,
+    add_address_option,
     check_output_dir,
     check_output_file,
     positive_int,
@@ -134,7 +136,7 @@ def _run(args: argparse.Namespace) -> int:
           f"{sum(t.games for t in tasks):,} games or turns: {', '.join(t.id for t in tasks)}", file=sys.stderr)
     try:
         result = run_benchmark(
-            tasks, args.bot, workers=args.workers, progress=_progress(not args.no_progress),
+            tasks, args.bot, workers=args.workers, address=args.address, progress=_progress(not args.no_progress),
             on_result=lambda r: print(f"{r.task}: {_value(r)}", file=sys.stderr), trust_code=args.trust_code,
         )
     except (ValueError, LookupError, OSError) as exc:
@@ -175,7 +177,7 @@ def _check(args: argparse.Namespace) -> int:
         try:
             task = get_task(old.task)
             new = run_task(
-                task, bot, workers=args.workers, progress=progress(task) if progress else None, trust_code=args.trust_code
+                task, bot, workers=args.workers, address=args.address, progress=progress(task) if progress else None, trust_code=args.trust_code
             )
         except (ValueError, LookupError) as exc:
             show_traceback(exc, args.debug)
@@ -249,7 +251,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
                 return _fail(str(exc))
             try:
                 r = run_task(
-                    task, bot, workers=args.workers, progress=progress(task) if progress else None,
+                    task, bot, workers=args.workers, address=args.address, progress=progress(task) if progress else None,
                     trust_code=args.trust_code,
                 )
             except (ValueError, LookupError) as exc:
@@ -278,11 +280,15 @@ def _leaderboard(args: argparse.Namespace) -> int:
 def _main(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args.json)
-    if args.check:
-        return _check(args)
-    if args.leaderboard:
-        return _leaderboard(args)
-    return _run(args)
+    try:
+        with connected(args.address):  # once: the cluster's workers keep their bots and tables
+            if args.check:
+                return _check(args)
+            if args.leaderboard:
+                return _leaderboard(args)
+            return _run(args)
+    except ClusterError as exc:
+        return _fail(str(exc))
 
 
 def register(subparsers: Any) -> None:
@@ -307,6 +313,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--board", default=None, metavar="NAME", help="with --leaderboard: a named board's bots and tasks (v1: docs/benchmark.md)")
     p.add_argument("--results", default="leaderboard", metavar="DIR", help="with --leaderboard: per-bot result files (reused; the board shows them all)")
     p.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
+    add_address_option(p, "games")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_debug_flag(p)
     p.add_argument(

@@ -25,8 +25,10 @@ from greed_env.bots.export import export_model
 from greed_env.bots.registry import find_card, list_bots
 from greed_env.bots.spec import parse_spec
 from greed_env.bots.tournament import run_tournament
+from greed_env.cluster import ClusterError
 from greed_env.commands.argtypes import (
     OutputPathError,
+    add_address_option,
     check_output_dir,
     nonneg_int,
     positive_int,
@@ -239,8 +241,9 @@ def _tournament(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             anchor=args.anchor,
             trust_code=args.trust_code,
+            address=args.address,
         )
-    except (BotLoadError, ValueError, LookupError) as exc:
+    except (BotLoadError, ValueError, LookupError, ClusterError) as exc:
         show_traceback(exc, args.debug)
         return _fail("tournament", str(exc))
     print(result.markdown())
@@ -307,6 +310,7 @@ def register(subparsers: Any) -> None:
     t.add_argument("--bots", required=True, metavar="A,B,C", help="bot specs (registry ids, bare names, files)")
     t.add_argument("--games", type=positive_int, required=True, metavar="N", help="games per pair")
     t.add_argument("--workers", type=positive_int, default=1, metavar="K", help="processes")
+    add_address_option(t, "games")
     t.add_argument("--seed", type=seed_int, default=0, metavar="S", help="root seed (results depend only on it)")
     t.add_argument("--out", default=None, metavar="DIR", help="write Markdown and CSV here")
     t.add_argument("--anchor", default=None, metavar="BOT", help="bot fixed at Elo 1000 (default random)")

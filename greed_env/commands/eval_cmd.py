@@ -23,8 +23,10 @@ from greed_env.bots.base import Bot
 from greed_env.bots.errors import BotLoadError
 from greed_env.bots.loader import check_trusted, load
 from greed_env.bots.spec import BotSpec, parse_spec
+from greed_env.cluster import ClusterError
 from greed_env.commands.argtypes import (
     OutputPathError,
+    add_address_option,
     check_output_dir,
     int_at_least,
     nonneg_int,
@@ -89,12 +91,13 @@ def _run_eval(ns: argparse.Namespace) -> int:
                 exact=ns.exact,
                 label=spec.text,
                 trust_code=ns.trust_code,
+                address=ns.address,
             )
         finally:
             if bar:
                 bar.close()
     except (BotLoadError, RulesError, IllegalMove, SolverError, TableError, OutputPathError,
-            FileNotFoundError, ValueError) as exc:
+            FileNotFoundError, ValueError, ClusterError) as exc:
         show_traceback(exc, ns.debug)
         return _fail(exc)
     summary = result.summary()
@@ -237,6 +240,7 @@ def register(subparsers: Any) -> None:
     )
     ev.add_argument("--episodes", type=int_at_least(1, MAX_EPISODES), default=None, help="turns / races / games (default: 20,000; duel: 38,415 for a 95%% CI of +-0.5 points)")
     ev.add_argument("--workers", type=positive_int, default=2, help="processes playing episodes in parallel")
+    add_address_option(ev, "episodes")
     ev.add_argument("--seed", type=seed_int, default=0, help="master seed of the episode seeds")
     ev.add_argument("--regret-episodes", type=nonneg_int, default=None, help="episodes whose decisions are scored by the solver (default: min(episodes, 2000))")
     ev.add_argument(

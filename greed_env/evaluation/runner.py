@@ -1,5 +1,5 @@
 """Playing evaluation episodes: chunks of episodes in lock-step batches, spread over worker
-processes, and :func:`evaluate`, the entry point."""
+processes or the tasks of a Ray cluster, and :func:`evaluate`, the entry point."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from greed_env import cluster
 from greed_env.abilities import abilities_of
 from greed_env.bots.base import Bot, check_rules, check_seats, checked_act
 from greed_env.bots.solver_backend import optimal_available, optimal_bot
-from greed_env.bots.workers import spawn_pool
+from greed_env.bots.workers import map_chunks, parallelism
 from greed_env.envs.duel import DuelEnv
 from greed_env.envs.solitaire import OBJECTIVES as SOLITAIRE_OBJECTIVES
 from greed_env.envs.solitaire import SolitaireEnv
@@ -71,6 +72,18 @@ class _Chunk:
     lead: np.ndarray
     final: np.ndarray
     first_value: np.ndarray
+
+
+@dataclass
+class _VectorJob:
+    """The games after the scored ones, played by the numba engine in one call (its rows share
+    one generator, so they are one piece of work wherever it runs)."""
+
+    bot: Bot
+    opponent: Any
+    rules: Rules
+    games: int
+    seed: int
 
 
 _CHUNK_DTYPES = (float, float, float, np.int8, np.int8, np.int64, np.int64, np.int8, float)
@@ -239,6 +252,7 @@ def evaluate(
     vector: bool = True,
     label: str | None = None,
     trust_code: bool = True,
+    address: str | None = None,
 ) -> EvalResult:
     """Play ``episodes`` episodes of ``objective`` with ``bot`` and measure it.
 
@@ -274,6 +288,10 @@ def evaluate(
             ``.zip``, ``py:``), as ``greed eval`` does without ``--trust-code``
             (:func:`greed_env.bots.loader.check_trusted`). True by default: a Python caller
             names its own bots.
+        address: play the chunks as tasks of the Ray cluster there (``auto``,
+            ``ray://HOST:PORT``, ``HOST:PORT``; :mod:`greed_env.cluster`) instead of
+            ``workers`` processes; the results are the same figure for figure (episode ``i``'s
+            seeds are fixed by ``i``, wherever its chunk runs).
 
     Raises:
         RulesError: (a ValueError) ``rules`` names no preset.
@@ -286,6 +304,7 @@ def evaluate(
         SeatCountError: (a ValueError) a duel of more than two seats with a bot or opponent
             made for two-player games (the optimal duel bot).
         UntrustedCodeError: (a BotLoadError) a spec that runs code, with ``trust_code=False``.
+        ClusterError: (a RuntimeError) ``address`` given, and no Ray or no cluster there.
     """
     rules = resolve_rules(rules)
     episodes = _checked_arguments(objective, episodes, workers, seed, exact)
@@ -302,19 +321,18 @@ def evaluate(
     python_n = episodes
     if vector and objective == "duel" and num_players == 2 and vector_duel_supported(the_bot, opp, rules):
         python_n = regret_n  # the games whose decisions are scored; the rest in numba
-    workers = max(1, min(int(workers), max(python_n, 1)))
-    n_chunks = 1 if workers == 1 else min(python_n, workers * 4)
-    edges = np.linspace(0, python_n, n_chunks + 1).astype(int)
-    jobs = [
-        _Job(the_bot, opp, rules, objective, seed, int(a), int(b), regret_n, batch, num_players)
-        for a, b in itertools.pairwise(edges)
-        if b > a
-    ]
-    chunks = _play_chunks(jobs, workers, progress)
-    if python_n < episodes:
-        chunks.append(_vector_chunk(vector_duel_values(the_bot, opp, rules, episodes - python_n, seed)))
-        if progress:
-            progress(episodes)
+    with cluster.connected(address):
+        par = max(1, min(parallelism(workers, address), max(python_n, 1)))
+        n_chunks = 1 if par == 1 else min(python_n, par * 4)
+        edges = np.linspace(0, python_n, n_chunks + 1).astype(int)
+        jobs: list[_Job | _VectorJob] = [
+            _Job(the_bot, opp, rules, objective, seed, int(a), int(b), regret_n, batch, num_players)
+            for a, b in itertools.pairwise(edges)
+            if b > a
+        ]
+        if python_n < episodes:  # first: the longest piece
+            jobs.insert(0, _VectorJob(the_bot, opp, rules, episodes - python_n, seed))
+        chunks = _play_chunks(jobs, workers, address, progress)
     values = np.concatenate([c.values for c in chunks])
     ep_regret = np.concatenate([c.episode_regret for c in chunks])[:regret_n]
     table = {key: np.concatenate([getattr(c, key) for c in chunks]) for key in _TABLE_KEYS}
@@ -407,38 +425,38 @@ def _yardstick(rules: Rules, objective: str, num_players: int, regret_n: int) ->
     return optimal, regret_n
 
 
-def _play_chunks(jobs: list[_Job], workers: int, progress: Callable[[int], None] | None) -> list[_Chunk]:
-    """Every job's episodes, in this process or over ``workers`` processes, in episode order.
+def _play(job: _Job | _VectorJob) -> _Chunk:
+    """One piece of the episodes: a chunk in Python environments, or the vector engine's games."""
+    if isinstance(job, _VectorJob):
+        return _vector_chunk(vector_duel_values(job.bot, job.opponent, job.rules, job.games, job.seed))
+    return _run_chunk(job)
+
+
+def _play_chunks(
+    jobs: list[_Job | _VectorJob], workers: int, address: str | None, progress: Callable[[int], None] | None
+) -> list[_Chunk]:
+    """Every job's episodes, in this process, over ``workers`` processes or as tasks of the Ray
+    cluster at ``address``; the chunks in episode order, the vector engine's games last.
 
     Raises:
-        ValueError: the bot or the opponent cannot be sent to worker processes.
+        ValueError: the bot or the opponent cannot be sent to worker processes or the cluster.
     """
+    if address is not None or (workers > 1 and len(jobs) > 1):
+        try:
+            pickle.loads(pickle.dumps(jobs[0]))
+        except Exception as exc:
+            where = "the cluster" if address is not None else "worker processes"
+            raise ValueError(f"the bot or opponent cannot be sent to {where} ({exc}); use workers=1") from None
     chunks: list[_Chunk] = []
     done = 0
-    if workers == 1:
+    if progress:
+        progress(0)  # the bots are loaded and the yardstick known: the episodes start
+    for chunk in map_chunks(_play, jobs, workers=workers, address=address):
+        chunks.append(chunk)
+        done += len(chunk.values)
         if progress:
-            progress(0)  # the bots are loaded and the yardstick known: the episodes start
-        for job in jobs:
-            chunks.append(_run_chunk(job))
-            done += job.stop - job.start
-            if progress:
-                progress(done)
-        return chunks
-    try:
-        pickle.loads(pickle.dumps(jobs[0]))
-    except Exception as exc:
-        raise ValueError(
-            f"the bot or opponent cannot be sent to worker processes ({exc}); use workers=1"
-        ) from None
-    with spawn_pool(workers) as pool:
-        if progress:
-            progress(0)  # the workers started: the episodes start
-        for chunk in pool.imap_unordered(_run_chunk, jobs):
-            chunks.append(chunk)
-            done += len(chunk.values)
-            if progress:
-                progress(done)
-    return sorted(chunks, key=lambda c: c.start)
+            progress(done)
+    return sorted(chunks, key=lambda c: (c.start < 0, c.start))
 
 
 def _vector_chunk(values: np.ndarray) -> _Chunk:
