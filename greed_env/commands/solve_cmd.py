@@ -3,6 +3,9 @@
 ``greed solve --rules NAME --objective OBJ`` writes the table (to the user cache unless
 ``--out`` is given) and prints the headline number alone on its last line: expected points per
 turn, probability of coming in, expected turns from 0, or the first player's win probability.
+With ``--address`` the levels of a race, duel or three-player table are solved on a Ray
+cluster, each level checkpointed as it is done (the same table; a stopped solve goes on from
+its last level when run again).
 
 ``greed advise`` shows every legal move of a position with its value under the objective.
 """
@@ -17,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from greed_env.bots.hints import format_hints
+from greed_env.cluster import ClusterError
 from greed_env.commands.argtypes import (
     OutputPathError,
+    add_address_option,
     check_output_dir,
     check_output_file,
     int_at_least,
@@ -77,6 +82,13 @@ def register(subparsers: Any) -> None:
         help="duel, 3p: check the headline by GAMES games of the optimal bot against itself",
     )
     p.add_argument("--seed", type=seed_int, default=0, help="dice seed of --simulate (default 0)")
+    add_address_option(p, "levels of a race, duel or 3p table")
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="DIR",
+        help="with --address: folder of the levels' checkpoints (default: checkpoints/ in the table cache)",
+    )
     p.add_argument(
         "--force",
         action="store_true",
@@ -149,11 +161,23 @@ def _solve(args: argparse.Namespace) -> int:
             opts["floor"] = args.floor
         if args.simulate and (args.objective not in ("duel", "3p") or args.simulate < 2):
             raise SolverError("--simulate takes 2 or more games, with --objective duel or 3p")
+        if args.checkpoint is not None:
+            if args.address is None:
+                raise SolverError("--checkpoint keeps the levels of a solve on a cluster: give --address too")
+            check_output_dir(args.checkpoint, "--checkpoint")
         t0 = time.perf_counter()
-        table = solve(rules, args.objective, force=args.force, **opts)
+        try:
+            table = solve(
+                rules, args.objective, force=args.force, address=args.address, checkpoint=args.checkpoint, **opts
+            )
+        except KeyboardInterrupt:
+            if args.address is not None:
+                print("greed solve: the levels done are checkpointed; the same command goes on from there",
+                      file=sys.stderr)
+            raise
         elapsed = time.perf_counter() - t0
         path = table.save(args.out if args.out else cache_dir())
-    except (RulesError, SolverError, TableError, OutputPathError) as exc:
+    except (RulesError, SolverError, TableError, OutputPathError, ClusterError) as exc:
         print(f"greed solve: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+from pathlib import Path
 from typing import Any, TextIO
 
-from greed_env import interrupts
+from greed_env import cluster, interrupts
 from greed_env import progress as prog
 from greed_env.rules.config import PRESETS, Rules, resolve_rules
 from greed_env.solver.model import SolverError, check_supported
@@ -40,6 +41,7 @@ from greed_env.solver.table import (
 )
 
 __all__ = [
+    "LEVEL_OBJECTIVES",
     "OBJECTIVES",
     "OptimalBot",
     "SolveTooBigError",
@@ -55,8 +57,18 @@ __all__ = [
 ]
 
 
+LEVEL_OBJECTIVES = ("race", "duel", "3p")
+"""The objectives solved level by level, which a Ray cluster can share (``address``)."""
+
+
 def solve(
-    rules: Rules | str, objective: str, progress: TextIO | None = None, force: bool = False, **opts: Any
+    rules: Rules | str,
+    objective: str,
+    progress: TextIO | None = None,
+    force: bool = False,
+    address: str | None = None,
+    checkpoint: str | Path | None = None,
+    **opts: Any,
 ) -> SolverTable:
     """Solve ``objective`` under ``rules`` (a :class:`Rules` or a preset name).
 
@@ -77,9 +89,17 @@ def solve(
     command's signal handling (:mod:`greed_env.commands.signals`) Ctrl-C is raised between its
     passes, or the process ends within seconds when a compiled pass holds it.
 
+    ``address``: solve the levels of a :data:`LEVEL_OBJECTIVES` objective on the Ray cluster
+    there (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``;
+    :mod:`greed_env.solver.distributed`): the same table. Each level's values are checkpointed
+    under ``checkpoint`` (default: ``checkpoints`` in the table cache) as it is done, so the
+    same call after a stop goes on from there.
+
     Raises:
-        SolverError: unknown objective, or a rule variant or size the solver does not handle.
+        SolverError: unknown objective, or a rule variant or size the solver does not handle;
+            with ``address``, an objective or variant not solved level by level.
         SolveTooBigError: (a SolverError) the estimate is past the limits and not ``force``.
+        ClusterError: (a RuntimeError) ``address`` given, and no Ray or no cluster there.
     """
     rules = resolve_rules(rules)
     if objective not in OBJECTIVES:
@@ -91,6 +111,11 @@ def solve(
         check_three_supported(rules)
     else:
         check_supported(rules, objective)
+    if address is not None and objective not in LEVEL_OBJECTIVES:
+        raise SolverError(
+            f"a cluster solves the objectives solved level by level ({', '.join(LEVEL_OBJECTIVES)}); "
+            f"{objective} is one turn's passes: solve it without --address"
+        )
     size = estimate(rules, objective, **opts)
     if not force:
         try:
@@ -103,32 +128,39 @@ def solve(
     stream = progress if progress is not None else prog.default_stream()
     title = f"solving the {objective} table for {rules.name} ({rules.fingerprint})"
     try:
-        with interrupts.deferred(), (
+        with cluster.connected(address), interrupts.deferred(), (
             contextlib.nullcontext() if stream is None else prog.showing(title, stream, about=size.describe())
         ):
-            table = _solve(rules, objective, key, opts)
+            levels = None
+            if address is not None:
+                from greed_env.solver.distributed import ClusterLevels
+
+                levels = ClusterLevels(Path(checkpoint) if checkpoint is not None else cache_dir() / "checkpoints")
+            table = _solve(rules, objective, key, opts, levels)
             prog.finish()
     finally:
         prog.end()
     return table
 
 
-def _solve(rules: Rules, objective: str, key: dict[str, Any], opts: dict[str, Any]) -> SolverTable:
+def _solve(
+    rules: Rules, objective: str, key: dict[str, Any], opts: dict[str, Any], levels: Any = None
+) -> SolverTable:
     if objective == "3p":
         from greed_env.solver import three
 
         extra = sorted(set(opts) - {"tol"})
         if extra:
             raise SolverError(f"the three-player solver takes no {', '.join(extra)} option")
-        table = three.solve_three(rules, **opts)
+        table = three.solve_three(rules, levels=levels, **opts)
     elif rules.carry_over:
         from greed_env.solver import carry
 
-        table = carry.solve(rules, objective, **opts)
+        table = carry.solve(rules, objective, levels=levels, **opts)
     elif objective == "duel" and rules.rounds:
         from greed_env.solver import rounds
 
-        table = rounds.solve_rounds_duel(rules, **opts)
+        table = rounds.solve_rounds_duel(rules, levels=levels, **opts)
     else:
         from greed_env.solver import objectives
 
@@ -138,7 +170,7 @@ def _solve(rules: Rules, objective: str, key: dict[str, Any], opts: dict[str, An
             "race": objectives.solve_race,
             "duel": objectives.solve_duel,
         }[objective]
-        table = fn(rules, **opts)
+        table = fn(rules, **opts) if levels is None else fn(rules, levels=levels, **opts)
     if key:
         table.meta["solve_options"] = key
     return table

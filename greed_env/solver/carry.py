@@ -354,8 +354,10 @@ def _turn_phi(rules: Rules, ct: CarryTables, t_cap: int, tail: np.ndarray) -> tu
 
 
 def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | None = None,
-          max_states: int = DEFAULT_MAX_STATES) -> SolverTable:
-    """Solve ``objective`` under carry-over rules (see the module docstring)."""
+          max_states: int = DEFAULT_MAX_STATES, levels: Any = None) -> SolverTable:
+    """Solve ``objective`` under carry-over rules (see the module docstring); ``levels``: where
+    the race's and the duel's levels run (:class:`greed_env.solver.distributed.ClusterLevels`:
+    a Ray cluster), None: here."""
     check_supported(rules, objective)
     t0 = time.perf_counter()
     if objective == "entry":
@@ -399,7 +401,8 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         raise SolverError("the target is not a multiple of the points unit")
     if objective == "race":
         progress.plan(("the scores", 1.0))
-        r, iters = ck.carry_race_solve(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER, progress.counter())
+        race = ck.carry_race_solve if levels is None else levels.carry_race
+        r, iters = race(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, tol, _MAX_ITER, progress.counter())
         if np.any(iters < 0):
             raise SolverError("the race Newton iteration did not converge")
         meta = {
@@ -424,6 +427,8 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         progress.advance()
         # the same table both ways; lane passes pay a fixed start per block that small grids do not repay
         fn = ck.carry_duel_solve_lanes if target >= LANE_MIN_TARGET else ck.carry_duel_solve
+        if levels is not None:
+            fn = levels.carry_duel
         v, iters = fn(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, progress.counter())
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")

@@ -167,37 +167,43 @@ def carry_race_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, tol: 
     ``R = inf``; banking there is never chosen. Returns ``(R, iters)``; ``prog`` (out): rows
     done and total rows of the passes, updated per score.
     """
-    n_states = ctab[0]
     r_turns = np.zeros(target + 1)
     iters = np.zeros(target, dtype=np.int64)
-    tail = np.zeros(n_states)
     prog[0] = 0.0
     prog[1] = 0.5 * target * (target + 1)
     for b in range(target - 1, -1, -1):
-        t_exact, bank_val, bank_ok = exact_race_bank_values(b, target, r_turns, max_keep)
-        c, d, r, dr = _scratch(bank_val.shape[0], n_states)
-        reach = np.where(bank_ok, 1.0, 0.0)
-        carry_dp(0, t_exact, 1.0, ctab, reach, bank_ok, tail, 0.0, vbust, c, d, r, dr)
-        if c[0] <= 0.0:
-            r_turns[b] = np.inf
-            iters[b] = 0
-            prog[0] += target - b
-            continue
-        x = -r_turns[b + 1] - 1.0 if np.isfinite(r_turns[b + 1]) else -1.0
-        done = -1
-        for it in range(1, max_iter + 1):
-            carry_dp(0, t_exact, 0.0, ctab, bank_val, bank_ok, tail, x, vbust, c, d, r, dr)
-            f0 = c[0] - 1.0
-            f1 = d[0]
-            if abs(f0 - x) < tol:
-                x = f0
-                done = it
-                break
-            x = (f0 - f1 * x) / (1.0 - f1)
-        r_turns[b] = -x
-        iters[b] = done
+        carry_race_score(b, r_turns, iters, target, ctab, max_keep, vbust, tol, max_iter)
         prog[0] += target - b
     return r_turns[:target], iters
+
+
+@njit(cache=True)
+def carry_race_score(b: int, r_turns: np.ndarray, iters: np.ndarray, target: int, ctab: tuple, max_keep: int, vbust: bool, tol: float, max_iter: int) -> None:
+    """``R[b]`` into ``r_turns[b]`` (its Newton passes into ``iters[b]``) from the scores above
+    it (:func:`carry_race_solve`: one score is one level of the race)."""
+    n_states = ctab[0]
+    tail = np.zeros(n_states)
+    t_exact, bank_val, bank_ok = exact_race_bank_values(b, target, r_turns, max_keep)
+    c, d, r, dr = _scratch(bank_val.shape[0], n_states)
+    reach = np.where(bank_ok, 1.0, 0.0)
+    carry_dp(0, t_exact, 1.0, ctab, reach, bank_ok, tail, 0.0, vbust, c, d, r, dr)
+    if c[0] <= 0.0:
+        r_turns[b] = np.inf
+        iters[b] = 0
+        return
+    x = -r_turns[b + 1] - 1.0 if np.isfinite(r_turns[b + 1]) else -1.0
+    done = -1
+    for it in range(1, max_iter + 1):
+        carry_dp(0, t_exact, 0.0, ctab, bank_val, bank_ok, tail, x, vbust, c, d, r, dr)
+        f0 = c[0] - 1.0
+        f1 = d[0]
+        if abs(f0 - x) < tol:
+            x = f0
+            done = it
+            break
+        x = (f0 - f1 * x) / (1.0 - f1)
+    r_turns[b] = -x
+    iters[b] = done
 
 
 @njit(cache=True)

@@ -433,31 +433,38 @@ def race_solve(target: int, thr: int, min_bank: int, tab: tuple, reroll: int, to
     one-dimensional Newton iteration on the bust value. Returns ``(R, iterations)``; ``prog``
     (out): rows done and total rows of the passes, updated per score.
     """
-    num_dice = tab[0]
-    tail = np.zeros(num_dice + 1)
     u = np.zeros(target + 1)
     iters = np.zeros(target, dtype=np.int64)
     prog[0] = 0.0
     prog[1] = 0.5 * target * (target + 1)
     for b in range(target - 1, -1, -1):
-        need = max(min_bank, thr if b == 0 else 0)
-        t_cap, bank_val, bank_ok = race_bank_values(b, target, need, u, tab[10])
-        c, d, r, dr, w, dw = _scratch(bank_val.shape[0], num_dice)
-        x = -u[b + 1] - 1.0
-        done = -1
-        for it in range(1, max_iter + 1):
-            turn_dp(t_cap, tab, bank_val, bank_ok, tail, x, reroll, c, d, r, dr, w, dw)
-            f0 = c[num_dice] - 1.0
-            f1 = d[num_dice]
-            if abs(f0 - x) < tol:
-                x = f0
-                done = it
-                break
-            x = (f0 - f1 * x) / (1.0 - f1)
-        u[b] = -x
-        iters[b] = done
+        race_score(b, u, iters, target, thr, min_bank, tab, reroll, tol, max_iter)
         prog[0] += target - b
     return u[:target], iters
+
+
+@njit(cache=True)
+def race_score(b: int, u: np.ndarray, iters: np.ndarray, target: int, thr: int, min_bank: int, tab: tuple, reroll: int, tol: float, max_iter: int) -> None:
+    """``R[b]`` into ``u[b]`` (and its Newton passes into ``iters[b]``) from the scores above it
+    (:func:`race_solve`: one score is one level of the race)."""
+    num_dice = tab[0]
+    tail = np.zeros(num_dice + 1)
+    need = max(min_bank, thr if b == 0 else 0)
+    t_cap, bank_val, bank_ok = race_bank_values(b, target, need, u, tab[10])
+    c, d, r, dr, w, dw = _scratch(bank_val.shape[0], num_dice)
+    x = -u[b + 1] - 1.0
+    done = -1
+    for it in range(1, max_iter + 1):
+        turn_dp(t_cap, tab, bank_val, bank_ok, tail, x, reroll, c, d, r, dr, w, dw)
+        f0 = c[num_dice] - 1.0
+        f1 = d[num_dice]
+        if abs(f0 - x) < tol:
+            x = f0
+            done = it
+            break
+        x = (f0 - f1 * x) / (1.0 - f1)
+    u[b] = -x
+    iters[b] = done
 
 
 @njit(cache=True)

@@ -45,6 +45,10 @@ __all__ = [
 
 DEFAULT_TOL = 1e-12
 _MAX_ITER = 60
+_SWEEPS_NOTE = (
+    "with a bust penalty the {objective} is solved by sweeps over every score at once, not level by "
+    "level, so it does not run on a cluster: solve it without --address"
+)
 
 
 @lru_cache(maxsize=32)
@@ -261,9 +265,13 @@ def solve_entry(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
     return SolverTable(rules, "entry", {"turn_value": np.array([p])}, meta)
 
 
-def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None) -> SolverTable:
+def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None, levels: Any = None) -> SolverTable:
     """Least expected number of turns to bank the target from every banked score (a fixed
-    number of rounds is ignored: the race counts the turns however many are played)."""
+    number of rounds is ignored: the race counts the turns however many are played).
+
+    ``levels``: where the levels run (:class:`greed_env.solver.distributed.ClusterLevels`: a
+    Ray cluster); None: here, by the compiled driver.
+    """
     check_supported(rules, "race")
     if rules.target <= 0:
         raise SolverError("the race needs a target (target=0: a game of rounds alone)")
@@ -275,6 +283,8 @@ def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
     mb = -(-rules.min_bank // unit)
     pen_after = rules.bust_penalty_after if rules.bust_penalty else 0
     meta: dict[str, Any] = {"unit": unit, "tolerance": tol}
+    if pen_after and levels is not None:
+        raise SolverError(_SWEEPS_NOTE.format(objective="race"))
     if pen_after:
         lo = _floor_units(rules, unit, floor)
         pen = rules.bust_penalty // unit
@@ -288,7 +298,8 @@ def solve_race(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         arrays = {"expected_turns": r}
     else:
         # a roll that wins at once ends the race: no turns left after it
-        r, iters = kernels.race_solve(target, thr, mb, tb.kernel_tables(0.0), reroll_mode(rules), tol, _MAX_ITER, counter())
+        race = kernels.race_solve if levels is None else levels.race
+        r, iters = race(target, thr, mb, tb.kernel_tables(0.0), reroll_mode(rules), tol, _MAX_ITER, counter())
         if np.any(iters < 0):
             raise SolverError("the race Newton iteration did not converge")
         head = float(r[0])
@@ -351,8 +362,12 @@ def final_round_caps(
     return g_in, g_out
 
 
-def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None) -> SolverTable:
-    """Probability that the player to move wins, from every pair of banked scores (2 players)."""
+def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None, levels: Any = None) -> SolverTable:
+    """Probability that the player to move wins, from every pair of banked scores (2 players).
+
+    ``levels``: where the levels run (:class:`greed_env.solver.distributed.ClusterLevels`: a
+    Ray cluster); None: here, by the compiled driver.
+    """
     check_supported(rules, "duel")
     if rules.max_players < 2:
         raise SolverError(f"{rules.name} is not played by two players")
@@ -370,6 +385,8 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
     if pen_after:
         if rules.final_round:
             raise SolverError("the solver does not model a final round together with a bust penalty")
+        if levels is not None:
+            raise SolverError(_SWEEPS_NOTE.format(objective="duel"))
         lo = _floor_units(rules, unit, floor)
         pen = rules.bust_penalty // unit
         v, sweeps, change, linear = kernels.duel_penalty_solve(
@@ -383,7 +400,8 @@ def solve_duel(rules: Rules, tol: float = DEFAULT_TOL, floor: int | None = None)
         arrays = {"win": v}
     else:
         g_in, g_out = final_round_caps(rules, tb, target, p_min, cap_eps(tol))
-        v, iters, margins, certified = kernels.duel_solve(
+        duel = kernels.duel_solve if levels is None else levels.duel
+        v, iters, margins, certified = duel(
             target, thr, mb, rules.final_round, g_in, g_out, p_min, cap_eps(tol), tb.kernel_tables(),
             reroll_mode(rules), tol, _MAX_ITER, counter(),
         )

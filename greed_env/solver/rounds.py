@@ -258,14 +258,20 @@ def check_rounds_supported(rules: Rules) -> None:
         raise SolverError("the rounds solver does not model " + ", ".join(bad))
 
 
-def solve_rounds_duel(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
+def solve_rounds_duel(rules: Rules, tol: float = DEFAULT_TOL, levels: Any = None) -> SolverTable:
     """Probability that the player to move wins a two-player game of ``rules.rounds`` rounds.
 
     ``tol`` sets the cap error bound above the target (``cap_eps(tol)``); there is no
-    iteration to converge.
+    iteration to converge. ``levels``: where the layers run
+    (:class:`greed_env.solver.distributed.ClusterLevels`: a Ray cluster); None: here.
     """
     check_rounds_supported(rules)
     if rules.target == 0:
+        if levels is not None:
+            raise SolverError(
+                "a game of rounds without a target is solved in a window of leads that doubles until it "
+                "holds, not on a cluster: solve it without --address"
+            )
         return _solve_no_target(rules, tol)
     t0 = time.perf_counter()
     tb = roll_tables(rules, needs_full_tables(rules, "duel"))
@@ -277,7 +283,8 @@ def solve_rounds_duel(rules: Rules, tol: float = DEFAULT_TOL) -> SolverTable:
     eps = cap_eps(tol)
     g_in, g_out = final_round_caps(rules, tb, target, p_min, eps)
     turns = 2 * rules.rounds
-    v = rounds_duel_solve(
+    layers = rounds_duel_solve if levels is None else levels.rounds
+    v = layers(
         turns, target, thr, mb, rules.final_round, rules.final_round_past_rounds, g_in, g_out, p_min, eps,
         tb.kernel_tables(), reroll_mode(rules), counter(),
     )

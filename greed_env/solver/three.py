@@ -236,6 +236,7 @@ def solve_three(
     tie: str = "bank-fewest",
     on_level: Callable[[int, int, float, float], None] | None = None,
     select: str = "first",
+    levels: Any = None,
 ) -> SolverTable:
     """Solve the three-player game under ``rules`` (see the module docstring).
 
@@ -246,6 +247,8 @@ def solve_three(
         select: which equilibrium of a cycle with several (only where movers mix), one of
             :data:`~greed_env.solver.three_mixed.SELECTIONS`.
         on_level: called after each level with ``(level, cycles, rows, seconds)``.
+        levels: where the levels run (:class:`greed_env.solver.distributed.ClusterLevels`: a
+            Ray cluster); None: here.
 
     A cycle whose policy iteration does not settle within its step limit has no equilibrium
     in pure policies: :func:`~greed_env.solver.three_mixed.mixed_cycle` finds one where movers
@@ -276,7 +279,8 @@ def solve_three(
             fin = arrays["fin"]
         else:
             fin = np.zeros((3, 1, 1))
-        v, iters, margins, certified, rows, levels, mixed, resolved = _levels(
+        run_levels = _levels if levels is None else levels.three
+        v, iters, margins, certified, rows, seconds, mixed, resolved = run_levels(
             rules, tb, target, thr, mb, fin, p_min, eps, tab, tol, tie_code, on_level, select
         )
         if rules.final_round and not certified.all() and y_max < 40 * target:
@@ -301,7 +305,7 @@ def solve_three(
         "mean_iterations": float(iters[solved].mean()),
         "mixed_cycles": resolved,
         "mixed_turn_starts": len(mixed),
-        "level_seconds": levels,
+        "level_seconds": seconds,
         "elapsed_s": time.perf_counter() - t0,
     }
     if rules.final_round:
