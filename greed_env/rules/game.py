@@ -218,6 +218,43 @@ def _fast_replace(self: State, **changes: Any) -> State:
 
 State._replace = _fast_replace  # type: ignore[method-assign,assignment]
 
+_new = tuple.__new__
+# Field positions: the transitions below copy a state into a list, set fields by position and
+# build the next state once (a turn's end, the next turn's start and the event in one copy).
+_I_PHASE = _FIELD_INDEX["phase"]
+_I_PLAYER = _FIELD_INDEX["player"]
+_I_SCORES = _FIELD_INDEX["scores"]
+_I_ENTERED = _FIELD_INDEX["entered"]
+_I_STREAKS = _FIELD_INDEX["streaks"]
+_I_TURNS = _FIELD_INDEX["turns"]
+_I_TURN_TOTAL = _FIELD_INDEX["turn_total"]
+_I_ROLL = _FIELD_INDEX["roll"]
+_I_CARRY = _FIELD_INDEX["carry"]
+_I_FOR_NOTHING = _FIELD_INDEX["for_nothing"]
+_I_ROUNDS = _FIELD_INDEX["rounds"]
+_I_PIGGY = _FIELD_INDEX["piggy"]
+_I_TAKEN_OVER = _FIELD_INDEX["taken_over"]
+_I_FINAL_LEFT = _FIELD_INDEX["final_left"]
+_I_ENDGAME = _FIELD_INDEX["endgame"]
+_I_FINISHERS = _FIELD_INDEX["finishers"]
+_I_ROLLOFF = _FIELD_INDEX["rolloff"]
+_I_EVENT = _FIELD_INDEX["event"]
+
+_ORDER_ROLL = Phase.ORDER_ROLL
+_START = Phase.START
+_ROLL = Phase.ROLL
+_KEEP = Phase.KEEP
+_CONTINUE = Phase.CONTINUE
+_OVER = Phase.OVER
+_CHANCE_PHASES = (_ORDER_ROLL, _ROLL)
+
+_IN_TURN = slice(_I_TURN_TOTAL, _I_FOR_NOTHING + 1)
+"""The fields a keep or a new turn sets together, adjacent in :class:`State`: turn_total,
+dice, roll, carry, fresh, bar, entry_met, for_nothing."""
+assert State._fields[_IN_TURN] == (
+    "turn_total", "dice", "roll", "carry", "fresh", "bar", "entry_met", "for_nothing"
+)
+
 # ------------------------------------------------------------------------------------------
 # set-up
 
@@ -255,11 +292,11 @@ def new_game(rules: Rules, num_players: int, first_player: int | None = None) ->
 
 
 def is_chance(state: State) -> bool:
-    return state.phase in (Phase.ORDER_ROLL, Phase.ROLL)
+    return state.phase in _CHANCE_PHASES
 
 
 def is_over(state: State) -> bool:
-    return state.phase == Phase.OVER
+    return state.phase == _OVER
 
 
 def current_keep_options(rules: Rules, state: State) -> tuple[KeepOption, ...]:
@@ -269,16 +306,29 @@ def current_keep_options(rules: Rules, state: State) -> tuple[KeepOption, ...]:
     return _keep_table(rules, state.roll, state.carry, state.fresh, state.bar)[0]
 
 
+_KeepEffect = tuple[int, Carry, int, str]
+"""What keeping a listed option does: its points, the carry-over after it, the number of dice
+kept and the state's event (``keeps 1,5 for 150``)."""
+
+
 @lru_cache(maxsize=1 << 17)
 def _keep_table(
     rules: Rules, roll: tuple[int, ...], carry: Carry, fresh: bool, bar: int
-) -> tuple[tuple[KeepOption, ...], tuple[Move, ...], dict[tuple[int, ...], KeepOption]]:
-    """Legal keep options of a roll, their moves, and canonical taps -> option (derived from
-    :func:`keep_options`, so the fast path and the reference reading cannot disagree)."""
+) -> tuple[
+    tuple[KeepOption, ...], tuple[Move, ...], dict[tuple[int, ...], _KeepEffect], tuple[Move, ...]
+]:
+    """Legal keep options of a roll, their moves, canonical taps -> what the keep does, and
+    the moves with a voluntary bust after them (derived from :func:`keep_options`, so the
+    fast path and the reference reading cannot disagree)."""
     opts = keep_options(rules, roll, carry, fresh)
     if bar >= 0:
         opts = tuple(o for o in opts if o.score > bar)
-    return opts, tuple(Move("keep", o.taps) for o in opts), {o.taps: o for o in opts}
+    moves = tuple(Move("keep", o.taps) for o in opts)
+    effects = {
+        o.taps: (o.score, o.carry, len(o.taps), f"keeps {','.join(map(str, o.taps))} for {o.score}")
+        for o in opts
+    }
+    return opts, moves, effects, (*moves, BUST)
 
 
 def _needs_entry(rules: Rules, s: State, p: int) -> bool:
@@ -295,17 +345,16 @@ def _entry_points(rules: Rules, s: State) -> int:
 
 def can_bank(rules: Rules, s: State) -> bool:
     """Whether banking is legal in this CONTINUE position."""
-    if s.phase != Phase.CONTINUE or s.in_rolloff or s.turn_total <= 0 or s.bar >= 0:
-        return False
+    total = s.turn_total
+    if s.phase != _CONTINUE or s.rolloff or total <= 0 or s.bar >= 0 or total < rules.min_bank:
+        return False  # (in a roll-off: the phase is CONTINUE)
     p = s.player
-    if s.turn_total < rules.min_bank:
-        return False
-    if _needs_entry(rules, s, p):
+    if rules.entry_threshold > 0 and not s.entered[p] and _needs_entry(rules, s, p):
         if rules.entry_scope == "turn" and _entry_points(rules, s) < rules.entry_threshold:
             return False
         if rules.entry_scope == "roll" and not s.entry_met:
             return False
-    return not (rules.exact_target and s.scores[p] + s.turn_total >= rules.target)
+    return not (rules.exact_target and s.scores[p] + total >= rules.target)
 
 
 def can_reroll_all(rules: Rules, s: State) -> bool:
@@ -329,29 +378,30 @@ def legal_moves(rules: Rules, state: State) -> list[Move]:
         IllegalMove: ``state`` was made by other rules.
     """
     try:
-        if state.rules_name is not rules.name and state.rules_name and state.rules_name != rules.name:
+        name = state.rules_name
+        if name is not rules.name and name and name != rules.name:
             raise _other_rules(rules, state)
         ph = state.phase
     except AttributeError:
         raise _not_rules_and_state(rules, state) from None
-    if ph == Phase.KEEP:
-        moves = list(_keep_table(rules, state.roll, state.carry, state.fresh, state.bar)[1])
-        if can_reroll_all(rules, state):
-            moves.append(REROLL_ALL)
-        if rules.voluntary_bust and not state.in_rolloff:
-            moves.append(BUST)
-        return moves
-    if ph == Phase.CONTINUE:
-        if state.in_rolloff:
+    if ph == _KEEP:
+        table = _keep_table(rules, state.roll, state.carry, state.fresh, state.bar)
+        if rules.reroll_all and can_reroll_all(rules, state):
+            moves = [*table[1], REROLL_ALL]
+            if rules.voluntary_bust and not state.rolloff:
+                moves.append(BUST)
+            return moves
+        if rules.voluntary_bust and not state.rolloff:
+            return list(table[3])
+        return list(table[1])
+    if ph == _CONTINUE:
+        if state.rolloff:
             return [ROLL]
         if rules.exact_target and state.scores[state.player] + state.turn_total == rules.target:
             return [ROLL_FOR_NOTHING]
-        moves = []
         if can_bank(rules, state):
-            moves.append(BANK)
-        if state.dice > 0:
-            moves.append(ROLL)
-        return moves
+            return [BANK, ROLL] if state.dice > 0 else [BANK]
+        return [ROLL] if state.dice > 0 else []
     if ph == Phase.START:
         return [PIGGYBACK, FRESH]
     if ph == Phase.SPLIT:
@@ -378,6 +428,15 @@ _CANONICAL_ROLLS: dict[tuple[int, ...], tuple[int, ...]] = {
     roll: roll for k in range(1, 9) for roll in combinations_with_replacement(range(1, 7), k)
 }
 """Every sorted roll of 1..8 dice, mapped to itself: one lookup validates a sampled roll."""
+
+
+def _roll_text(roll: tuple[int, ...]) -> tuple[str, str, str]:
+    """A roll as shown (``1,1,5``), the event of rolling it and of busting on it."""
+    shown = ",".join(map(str, roll))
+    return shown, f"rolls {shown}", f"rolls {shown}: bust"
+
+
+_ROLL_TEXT = {roll: _roll_text(roll) for roll in _CANONICAL_ROLLS}
 
 
 @lru_cache(maxsize=16)
@@ -409,14 +468,16 @@ def sample_roll(rules: Rules, state: State, rng: Any) -> tuple[int, ...]:
         IllegalMove: ``state`` is not a chance node.
     """
     try:
-        k = 1 if state.phase == Phase.ORDER_ROLL else state.dice
+        ph = state.phase
+        k = 1 if ph == _ORDER_ROLL else state.dice
     except AttributeError:
         raise _not_rules_and_state(rules, state) from None
-    if state.phase not in (Phase.ORDER_ROLL, Phase.ROLL):
+    if ph != _ROLL and ph != _ORDER_ROLL:
         raise IllegalMove("not a chance node: no dice are waiting to be rolled", rule="not-chance")
     # one uniform draw in [0, 6**k) read as k base-6 digits: k independent fair dice
-    if hasattr(rng, "integers"):
-        code = int(rng.integers(6**k))
+    integers = getattr(rng, "integers", None)
+    if integers is not None:
+        code = int(integers(6**k))
     elif hasattr(rng, "randrange"):
         code = rng.randrange(6**k)
     else:
@@ -424,7 +485,12 @@ def sample_roll(rules: Rules, state: State, rng: Any) -> tuple[int, ...]:
             f"rng must be a numpy Generator or a random.Random, got {rng!r}; "
             "make one from a seed with numpy.random.default_rng(seed)"
         )
-    return _DECODE[k][code] if k <= _DECODE_MAX else _decode(code, k)
+    if k <= _DECODE_MAX:
+        return _DECODE[k][code]
+    if k <= _DECODE_MAX + 2:
+        high, low = divmod(code, _LOW_CODES)
+        return _MERGED[k][_LOW_RANK[low] + _HIGH_RANK[k][high % 6 ** (k - 4)]]
+    return _decode(code, k)
 
 
 def _decode(code: int, k: int) -> tuple[int, ...]:
@@ -436,7 +502,35 @@ def _decode(code: int, k: int) -> tuple[int, ...]:
 
 
 _DECODE_MAX = 6
-_DECODE = [tuple(_decode(c, k) for c in range(6**k)) for k in range(_DECODE_MAX + 1)]
+_DECODE = [
+    tuple(_CANONICAL_ROLLS.get(r, r) for r in (_decode(c, k) for c in range(6**k)))
+    for k in range(_DECODE_MAX + 1)
+]
+"""Every code of up to six dice decoded, as the canonical roll objects (one identity test in
+:func:`apply_roll` then accepts them)."""
+
+
+def _merge_table() -> tuple[list[int], list[list[int]], list[list[tuple[int, ...]]]]:
+    """Seven and eight dice (6**8 codes are too many to list): the low four base-6 digits and
+    the high ones decode apart, and a table of (low multiset, high multiset) gives the sorted
+    roll: ``_MERGED[k][_LOW_RANK[low] + _HIGH_RANK[k][high]]``."""
+    sets = {k: list(combinations_with_replacement(range(1, 7), k)) for k in (3, 4)}
+    width = len(sets[4])
+    low_rank = [sets[4].index(r) * width for r in _DECODE[4]]
+    high_rank: list[list[int]] = [[] for _ in range(9)]
+    merged: list[list[tuple[int, ...]]] = [[] for _ in range(9)]
+    for k in (7, 8):
+        high_rank[k] = [sets[k - 4].index(r) for r in _DECODE[k - 4]]
+        merged[k] = [
+            _CANONICAL_ROLLS[tuple(sorted(low + high))] if j < len(sets[k - 4]) else ()
+            for low in sets[4]
+            for j, high in enumerate(sets[k - 4] + [()] * (width - len(sets[k - 4])))
+        ]
+    return low_rank, high_rank, merged
+
+
+_LOW_CODES = 6**4
+_LOW_RANK, _HIGH_RANK, _MERGED = _merge_table()
 
 
 # ------------------------------------------------------------------------------------------
@@ -446,19 +540,20 @@ _DECODE = [tuple(_decode(c, k) for c in range(6**k)) for k in range(_DECODE_MAX 
 def apply(rules: Rules, state: State, move: Move) -> State:
     """Play one decision. Raises :class:`IllegalMove` (naming the rule) and leaves ``state``
     untouched if the move is not legal here."""
-    if state.rules_name is not rules.name and state.rules_name and state.rules_name != rules.name:
+    name = state.rules_name
+    if name is not rules.name and name and name != rules.name:
         raise _other_rules(rules, state)
     ph = state.phase
-    if ph in (Phase.ORDER_ROLL, Phase.ROLL):
+    if ph in _CHANCE_PHASES:
         raise IllegalMove("the dice must be rolled first (chance node)", rule="chance-node")
-    if ph == Phase.OVER:
+    if ph == _OVER:
         raise IllegalMove("the game is over", rule="game-over")
     if not isinstance(move, Move):
         move = parse_move(str(move))
     elif not isinstance(move.taps, tuple):
         move = Move(move.kind, _as_faces(move.taps))
     kind = move.kind
-    if ph == Phase.KEEP:
+    if ph == _KEEP:
         if kind == "keep":
             return _apply_keep(rules, state, move.taps)
         if kind == "reroll_all" and can_reroll_all(rules, state):
@@ -484,15 +579,19 @@ def apply(rules: Rules, state: State, move: Move) -> State:
                 rule="reroll-first-roll-only",
             )
         raise IllegalMove(_not_now(kind, "choose which dice to keep"), rule="phase")
-    if ph == Phase.CONTINUE:
+    if ph == _CONTINUE:
         if _continue_legal(rules, state, kind):
             if kind == "bank":
                 return _bank(rules, state)
+            v = list(state)
+            v[_I_PHASE] = _ROLL
+            v[_I_ROLL] = ()
             if kind == "roll":
-                return state._replace(phase=Phase.ROLL, roll=(), event="rolls on")
-            return state._replace(
-                phase=Phase.ROLL, roll=(), for_nothing=True, event="rolls for nothing"
-            )
+                v[_I_EVENT] = "rolls on"
+            else:
+                v[_I_FOR_NOTHING] = True
+                v[_I_EVENT] = "rolls for nothing"
+            return _new(State, v)
         raise IllegalMove(_continue_refusal(rules, state, kind), rule=_continue_rule(rules, state, kind))
     if ph == Phase.START:
         if kind == "piggyback" and state.piggy is not None:
@@ -540,7 +639,7 @@ def _other_rules(rules: Rules, state: State) -> IllegalMove:
 
 
 def _continue_legal(rules: Rules, s: State, kind: str) -> bool:
-    if s.in_rolloff:
+    if s.rolloff:  # in a roll-off (the phase is CONTINUE)
         return kind == "roll"
     if rules.exact_target and s.scores[s.player] + s.turn_total == rules.target:
         return kind == "roll_for_nothing"
@@ -593,40 +692,35 @@ def _continue_refusal(rules: Rules, s: State, kind: str) -> str:
 def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
     known = _keep_table(rules, s.roll, s.carry, s.fresh, s.bar)[2].get(taps)
     if known is not None:
-        res = KeepResult(known.score, known.carry, known.parts, known.wins)
+        score, carry, kept, event = known
     else:
         res = _read_unlisted_keep(rules, s, taps)
-    if s.bar >= 0 and res.score <= s.bar:
+        score, carry, kept = res.score, res.carry, len(taps)
+        event = f"keeps {','.join(map(str, taps))} for {score}"
+    if s.bar >= 0 and score <= s.bar:
         raise IllegalMove(
             f"after rerolling all the dice the keep must score more than {s.bar} (this keep: "
-            f"{res.score})",
+            f"{score})",
             rule="must-beat",
         )
     p = s.player
-    total = s.turn_total + res.score
-    shown = ",".join(map(str, taps))
-    dice = s.dice - len(taps)
-    carry = res.carry
+    total = s.turn_total + score
+    dice = s.dice - kept
     new_fresh = False
     if dice == 0 and rules.hot_dice:
         dice = rules.num_dice
         new_fresh = True
         if not rules.trippn:
             carry = EMPTY_CARRY
-    entry_met = s.entry_met or res.score >= rules.entry_threshold
-    s2 = s._replace(
-        phase=Phase.CONTINUE,
-        turn_total=total,
-        dice=dice,
-        roll=(),
-        carry=carry,
-        fresh=new_fresh,
-        bar=-1,
-        entry_met=entry_met,
-        event=f"keeps {shown} for {res.score}",
-    )
-    if s2.in_rolloff:
+    v = list(s)
+    v[_I_PHASE] = _CONTINUE
+    entry_met = s.entry_met or score >= rules.entry_threshold
+    v[_IN_TURN] = (total, dice, (), carry, new_fresh, -1, entry_met, s.for_nothing)
+    v[_I_EVENT] = event
+    if s.rolloff:  # in a roll-off: the position after the keep is one too
+        s2 = _new(State, v)
         if rules.trippn and all(carry.sets[f - 1] for f in (2, 3, 4, 6)):
+            shown = ",".join(map(str, taps))
             return _finish(
                 s2._replace(event=f"keeps {shown}: sets of 2s, 3s, 4s and 6s working, locked in"),
                 (p,),
@@ -634,10 +728,13 @@ def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
             )
         return s2
     if rules.exact_target and s.scores[p] + total > rules.target:
-        return _end_turn(rules, s2, f"goes over {rules.target}: turn lost", bust=True)
-    if dice == 0 and not can_bank(rules, s2):
-        return _end_turn(rules, s2, "no dice left and cannot bank: turn scores 0", bust=False)
-    return s2
+        return _end_turn_values(rules, v, f"goes over {rules.target}: turn lost", bust=True)
+    if dice == 0:
+        s2 = _new(State, v)
+        if not can_bank(rules, s2):
+            return _end_turn(rules, s2, "no dice left and cannot bank: turn scores 0", bust=False)
+        return s2
+    return _new(State, v)
 
 
 def _read_unlisted_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> KeepResult:
@@ -662,7 +759,8 @@ def _read_unlisted_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> KeepRe
 
 def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) -> State:
     """Apply a chance outcome (any order of faces; it is sorted)."""
-    if state.rules_name is not rules.name and state.rules_name and state.rules_name != rules.name:
+    name = state.rules_name
+    if name is not rules.name and name and name != rules.name:
         raise _other_rules(rules, state)
     canonical = _CANONICAL_ROLLS.get(roll) if type(roll) is tuple else None
     # 1.0 and True equal 1 (and hash alike): an equal tuple of other types is checked face by face
@@ -670,7 +768,8 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
         roll = tuple(sorted(_as_faces(roll)))
         canonical = _CANONICAL_ROLLS.get(roll, roll)
     roll = canonical
-    if state.phase == Phase.ORDER_ROLL:
+    ph = state.phase
+    if ph == _ORDER_ROLL:
         if len(roll) != 1 or roll[0] not in range(1, 7):
             raise IllegalMove("the who-starts roll is one die 1..6", rule="roll")
         rolls = (*state.order_rolls, roll[0])
@@ -685,12 +784,15 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
         return state._replace(
             contenders=tied, order_rolls=(), player=tied[0], event=f"rolls {roll[0]}; tie at {top}: roll again"
         )
-    if state.phase != Phase.ROLL:
+    if ph != _ROLL:
         raise IllegalMove("not a chance node: no dice are waiting to be rolled", rule="not-chance")
-    if roll not in _valid_rolls(state.dice):
-        raise IllegalMove(f"expected {state.dice} dice showing 1..6, got {roll}", rule="roll")
-    shown = ",".join(map(str, roll))
-    if roll_wins(rules, roll):
+    text = _ROLL_TEXT.get(roll) if len(roll) == state.dice else None
+    if text is None:
+        if roll not in _valid_rolls(state.dice):
+            raise IllegalMove(f"expected {state.dice} dice showing 1..6, got {roll}", rule="roll")
+        text = _roll_text(roll)
+    shown, rolls_event, bust_event = text
+    if rules.six_kind_wins and roll_wins(rules, roll):
         s = state._replace(phase=Phase.KEEP, roll=roll, for_nothing=False, event=f"rolls {shown}")
         return _finish(s, (state.player,), f"player {state.player} rolled six of a kind: instant win")
     if state.for_nothing:
@@ -698,12 +800,17 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
         if has_scoring_keep(rules, roll, state.carry):
             return _end_turn(rules, s, f"rolls {shown} for nothing, but it scores: turn lost", bust=True)
         return _go_out(rules, s, f"rolls {shown} for nothing: goes out")
-    s = state._replace(phase=Phase.KEEP, roll=roll, event=f"rolls {shown}")
-    if current_keep_options(rules, s):
-        return s
+    v = list(state)
+    v[_I_PHASE] = _KEEP
+    v[_I_ROLL] = roll
+    v[_I_EVENT] = rolls_event
+    if _keep_table(rules, roll, state.carry, state.fresh, state.bar)[0]:
+        return _new(State, v)
     if state.bar >= 0 and keep_options(rules, roll, state.carry, state.fresh):
-        return _end_turn(rules, s, f"rolls {shown}: does not beat {state.bar}, turn scores 0", bust=True)
-    return _end_turn(rules, s, f"rolls {shown}: bust", bust=True)
+        return _end_turn_values(
+            rules, v, f"rolls {shown}: does not beat {state.bar}, turn scores 0", bust=True
+        )
+    return _end_turn_values(rules, v, bust_event, bust=True)
 
 
 def roll_wins(rules: Rules, roll: tuple[int, ...]) -> bool:
@@ -715,45 +822,41 @@ def roll_wins(rules: Rules, roll: tuple[int, ...]) -> bool:
 
 
 def _begin_turn(rules: Rules, s: State, p: int, event: str = "") -> State:
-    turns = s.turns if s.rolloff else _set(s.turns, p, s.turns[p] + 1)
-    offer = s.piggy if (rules.piggyback and not s.rolloff) else None
-    return s._replace(
-        phase=Phase.START if offer is not None else Phase.ROLL,
-        player=p,
-        turns=turns,
-        turn_total=0,
-        dice=rules.num_dice,
-        roll=(),
-        carry=EMPTY_CARRY,
-        fresh=True,
-        bar=-1,
-        entry_met=False,
-        for_nothing=False,
-        piggy=offer,
-        taken_over=0,
-        event=event or f"player {p} to play",
-    )
+    return _begin_turn_values(rules, list(s), p, event)
+
+
+def _begin_turn_values(rules: Rules, v: list[Any], p: int, event: str) -> State:
+    """:func:`_begin_turn` on the field values of a state (a list, changed in place)."""
+    rolloff = v[_I_ROLLOFF]
+    turns = v[_I_TURNS]
+    offer = v[_I_PIGGY] if (rules.piggyback and not rolloff) else None
+    v[_I_PHASE] = _START if offer is not None else _ROLL
+    v[_I_PLAYER] = p
+    v[_I_TURNS] = turns if rolloff else _set(turns, p, turns[p] + 1)
+    v[_IN_TURN] = (0, rules.num_dice, (), EMPTY_CARRY, True, -1, False, False)
+    v[_I_PIGGY] = offer
+    v[_I_TAKEN_OVER] = 0
+    v[_I_EVENT] = event or f"player {p} to play"
+    return _new(State, v)
 
 
 def _bank(rules: Rules, s: State) -> State:
     p = s.player
-    scores = _set(s.scores, p, s.scores[p] + s.turn_total)
-    s2 = s._replace(
-        scores=scores,
-        entered=_set(s.entered, p, True),
-        streaks=_set(s.streaks, p, 0),
-        event=f"banks {s.turn_total}",
-    )
-    piggy = (s.turn_total, s.dice) if rules.piggyback and s.dice > 0 else None
+    total = s.turn_total
+    scores = _set(s.scores, p, s.scores[p] + total)
+    v = list(s)
+    v[_I_SCORES] = scores
+    v[_I_ENTERED] = _set(s.entered, p, True)
+    v[_I_STREAKS] = _set(s.streaks, p, 0)
+    v[_I_EVENT] = f"banks {total}"
+    piggy = (total, s.dice) if rules.piggyback and s.dice > 0 else None
     if not rules.exact_target and rules.target and scores[p] >= rules.target and not s.endgame:
-        if not rules.final_round or s.num_players == 1:
-            return _finish(s2, (p,), f"player {p} reaches {rules.target}")
-        first = (p,) if rules.tie_rule == "first_finisher" else ()  # who a tie does not beat
-        s2 = s2._replace(
-            endgame=True, final_left=_others_after(p, s.num_players), finishers=first
-        )
-        return _next_turn(rules, s2, piggy=piggy)
-    return _next_turn(rules, s2, piggy=piggy)
+        if not rules.final_round or len(scores) == 1:
+            return _finish(_new(State, v), (p,), f"player {p} reaches {rules.target}")
+        v[_I_ENDGAME] = True
+        v[_I_FINAL_LEFT] = _others_after(p, len(scores))
+        v[_I_FINISHERS] = (p,) if rules.tie_rule == "first_finisher" else ()  # who a tie does not beat
+    return _next_turn_values(rules, v, piggy)
 
 
 def _go_out(rules: Rules, s: State, event: str) -> State:
@@ -786,43 +889,58 @@ def forfeit_turn(rules: Rules, state: State, reason: str = "forfeits the turn") 
 
 def _end_turn(rules: Rules, s: State, event: str, bust: bool) -> State:
     """The turn ends without banking (bust, failed reroll, overshoot, stranded)."""
-    p = s.player
-    if s.in_rolloff:
-        return _rolloff_turn_done(rules, s._replace(event=event))
-    scores, streaks = s.scores, s.streaks
+    return _end_turn_values(rules, list(s), event, bust)
+
+
+def _end_turn_values(rules: Rules, v: list[Any], event: str, bust: bool) -> State:
+    """:func:`_end_turn` on the field values of a state (a list, changed in place)."""
+    if v[_I_ROLLOFF] and v[_I_PHASE] != _OVER:  # in a roll-off
+        v[_I_EVENT] = event
+        return _rolloff_turn_done(rules, _new(State, v))
     if bust:
-        streak = s.streaks[p] + 1
+        p = v[_I_PLAYER]
+        streaks = v[_I_STREAKS]
+        streak = streaks[p] + 1
         if rules.bust_penalty_after and streak >= rules.bust_penalty_after:
-            scores = _set(scores, p, scores[p] - rules.bust_penalty)
+            scores = v[_I_SCORES]
+            v[_I_SCORES] = _set(scores, p, scores[p] - rules.bust_penalty)
             event += f"; {streak} busts in a row cost {rules.bust_penalty}"
             streak = 0
-        streaks = _set(streaks, p, streak)
-    s2 = s._replace(scores=scores, streaks=streaks, event=event)
-    return _next_turn(rules, s2, piggy=None)
+        v[_I_STREAKS] = _set(streaks, p, streak)
+    v[_I_EVENT] = event
+    return _next_turn_values(rules, v, None)
 
 
 def _next_turn(rules: Rules, s: State, piggy: tuple[int, int] | None) -> State:
-    n = s.num_players
-    p = s.player
-    entered = s.entered
+    return _next_turn_values(rules, list(s), piggy)
+
+
+def _next_turn_values(rules: Rules, v: list[Any], piggy: tuple[int, int] | None) -> State:
+    """:func:`_next_turn` on the field values of a state (a list, changed in place)."""
+    n = len(v[_I_SCORES])
+    p = v[_I_PLAYER]
+    entered = v[_I_ENTERED]
     if not rules.entry_until_made and not entered[p]:
-        entered = _set(entered, p, True)
-    s = s._replace(
-        rounds=s.rounds + 1, entered=entered, turn_total=0, roll=(), carry=EMPTY_CARRY, piggy=piggy
-    )
-    if rules.rounds and s.rounds >= rules.rounds * n and not (
-        s.endgame and rules.final_round_past_rounds
-    ):
-        return _resolve_rounds(rules, s._replace(final_left=()))
-    if s.endgame:
-        left = tuple(x for x in s.final_left if x != p)
-        s = s._replace(final_left=left)
+        v[_I_ENTERED] = _set(entered, p, True)
+    rounds = v[_I_ROUNDS] + 1
+    v[_I_ROUNDS] = rounds
+    v[_I_TURN_TOTAL] = 0
+    v[_I_ROLL] = ()
+    v[_I_CARRY] = EMPTY_CARRY
+    v[_I_PIGGY] = piggy
+    endgame = v[_I_ENDGAME]
+    if rules.rounds and rounds >= rules.rounds * n and not (endgame and rules.final_round_past_rounds):
+        v[_I_FINAL_LEFT] = ()
+        return _resolve_rounds(rules, _new(State, v))
+    if endgame:
+        left = tuple(x for x in v[_I_FINAL_LEFT] if x != p)
+        v[_I_FINAL_LEFT] = left
         if not left:
-            return _resolve_end(rules, s)
-        return _begin_turn(rules, s, left[0], event=s.event)
-    if s.rounds >= rules.horizon_rounds * n:
-        return _finish(s, tuple(range(n)), "horizon reached: the pot is shared")
-    return _begin_turn(rules, s, (p + 1) % n, event=s.event)
+            return _resolve_end(rules, _new(State, v))
+        return _begin_turn_values(rules, v, left[0], v[_I_EVENT])
+    if rounds >= rules.horizon_rounds * n:
+        return _finish(_new(State, v), tuple(range(n)), "horizon reached: the pot is shared")
+    return _begin_turn_values(rules, v, (p + 1) % n, v[_I_EVENT])
 
 
 def _resolve_end(rules: Rules, s: State) -> State:
