@@ -72,6 +72,8 @@ class _Chunk:
     lead: np.ndarray
     final: np.ndarray
     first_value: np.ndarray
+    episode: np.ndarray
+    """The episode of each decision (the table's rows, in the order the lock-step batch met them)."""
 
 
 @dataclass
@@ -86,7 +88,7 @@ class _VectorJob:
     seed: int
 
 
-_CHUNK_DTYPES = (float, float, float, np.int8, np.int8, np.int64, np.int64, np.int8, float)
+_CHUNK_DTYPES = (float, float, float, np.int8, np.int8, np.int64, np.int64, np.int8, float, np.int64)
 _TABLE_KEYS = ("regret", "phase", "dice", "turn_total", "lead", "final")
 """Dtypes of the array fields of :class:`_Chunk`, in order."""
 
@@ -148,7 +150,7 @@ def _run_chunk(job: _Job) -> _Chunk:
     values = np.zeros(n)
     ep_regret = np.full(n, np.nan)
     first_value = np.full(n, np.nan)
-    dec: dict[str, list[float]] = {key: [] for key in _TABLE_KEYS}
+    dec: dict[str, list[float]] = {key: [] for key in (*_TABLE_KEYS, "episode")}
     slots: list[dict[str, Any]] = []
     next_ep = job.start
 
@@ -203,6 +205,7 @@ def _run_chunk(job: _Job) -> _Chunk:
                 dec["turn_total"].append(s.turn_total)
                 dec["lead"].append(banked_lead(s))
                 dec["final"].append(int(s.endgame))
+                dec["episode"].append(sl["ep"])
             sl["first"] = False
             env = sl["env"]
             sl["obs"], reward, terminated, truncated, info = env.step(int(a))
@@ -228,6 +231,7 @@ def _run_chunk(job: _Job) -> _Chunk:
         np.asarray(dec["lead"], dtype=np.int64),
         np.asarray(dec["final"], dtype=np.int8),
         first_value,
+        np.asarray(dec["episode"], dtype=np.int64),
     )
 
 
@@ -335,7 +339,10 @@ def evaluate(
         chunks = _play_chunks(jobs, workers, address, progress)
     values = np.concatenate([c.values for c in chunks])
     ep_regret = np.concatenate([c.episode_regret for c in chunks])[:regret_n]
-    table = {key: np.concatenate([getattr(c, key) for c in chunks]) for key in _TABLE_KEYS}
+    # episode by episode, each in its own order: the same table however the episodes were cut
+    # into chunks and batches (so its means are the same to the last bit too)
+    order = np.argsort(np.concatenate([c.episode for c in chunks]), kind="stable")
+    table = {key: np.concatenate([getattr(c, key) for c in chunks])[order] for key in _TABLE_KEYS}
     score, regret_est = _estimates(
         rules, objective, values, ep_regret, optimal, num_players == 2 and names_optimal_duel(opponent)
     )
