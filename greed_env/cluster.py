@@ -24,8 +24,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import pickle
 import re
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -49,6 +51,10 @@ TASK_RETRIES = 3
 
 WAIT_S = 0.25
 """Seconds between looks at the tasks' progress (and chances to take Ctrl-C)."""
+
+REACH_S = 5.0
+"""Seconds to wait for the head node to answer before connecting (Ray itself waits minutes
+on an address where nothing listens)."""
 
 _ADDRESS = re.compile(r"^(?:ray://)?\[?[A-Za-z0-9_.:-]+?\]?:\d{1,5}$")
 
@@ -106,6 +112,7 @@ def connected(address: str | None) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
+    _check_reachable(address)
     try:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, configure_logging=True)
     except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
@@ -118,6 +125,44 @@ def connected(address: str | None) -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
+
+
+def _endpoint(address: str) -> tuple[str, int] | None:
+    """The head's ``(host, port)`` that ``address`` means (``auto``: ``RAY_ADDRESS``, else the
+    cluster ``ray start`` last started here), or None where only Ray can tell."""
+    if address == "auto":
+        address = os.environ.get("RAY_ADDRESS", "").strip()
+        if not address or address == "auto":
+            try:
+                from ray._private.services import find_bootstrap_address
+
+                address = find_bootstrap_address(None) or ""
+            except Exception:  # another Ray's layout: Ray looks for itself
+                return None
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse an address where nothing answers, within :data:`REACH_S` seconds.
+
+    Raises:
+        ClusterError: naming the address and what the connection met.
+    """
+    where = _endpoint(address)
+    if where is None:
+        return
+    try:
+        with socket.create_connection(where, timeout=REACH_S):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ClusterError(
+            f"no Ray cluster at --address {address}: nothing answers at {where[0]}:{where[1]} ({reason}); "
+            "start one with `ray start --head` (docs/scale.md, Evaluation and tables on a cluster)"
+        ) from None
 
 
 def cluster_cpus() -> int:

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -54,6 +54,9 @@ class LocalRayCluster:
         address: the head's ``127.0.0.1:PORT``.
         env: the environment the cluster runs in, with ``RAY_ADDRESS`` set: give it to a
             driver process so that ``--address auto`` finds this cluster.
+
+    ``node_env(i)``: variables added to node ``i``'s environment (the tests give each node a
+    numba cache folder of its own, as each test process has).
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class LocalRayCluster:
         num_cpus: int = 1,
         object_store_bytes: int = 200_000_000,
         start_timeout: float = 90.0,
+        node_env: Callable[[int], Mapping[str, str]] | None = None,
     ) -> None:
         if nodes < 1 or num_cpus < 1:
             raise ValueError("a cluster needs at least one node of one CPU")
@@ -74,17 +78,19 @@ class LocalRayCluster:
         self.env = dict(os.environ, RAY_ADDRESS=self.address, RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
         self.sessions: list[int] = []
         self.started_s = 0.0
+        self.node_env = node_env
 
-    def _start_node(self, args: Sequence[str], log: str) -> None:
+    def _start_node(self, i: int, args: Sequence[str], log: str) -> None:
         common = [
             "--node-ip-address=127.0.0.1",
             f"--num-cpus={self.num_cpus}",
             f"--object-store-memory={self.object_store_bytes}",
             "--disable-usage-stats",
         ]
+        env = dict(self.env, **(self.node_env(i) if self.node_env else {}))
         with open(self.folder / log, "w") as out:
             proc = subprocess.Popen(
-                [_ray_cli(), "start", *args, *common], stdout=out, stderr=subprocess.STDOUT, env=self.env,
+                [_ray_cli(), "start", *args, *common], stdout=out, stderr=subprocess.STDOUT, env=env,
                 start_new_session=True,
             )
             self.sessions.append(proc.pid)
@@ -101,12 +107,13 @@ class LocalRayCluster:
         port = self.address.rsplit(":", 1)[1]
         try:
             self._start_node(
+                0,
                 ["--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={self.folder / 'ray'}",
                  f"--ray-client-server-port={_free_port()}"],
                 "head.log",
             )
             for i in range(1, self.nodes):
-                self._start_node([f"--address={self.address}"], f"worker{i}.log")
+                self._start_node(i, [f"--address={self.address}"], f"worker{i}.log")
         except BaseException:
             self.stop()
             raise
@@ -124,7 +131,7 @@ class LocalRayCluster:
                     found.append(int(entry.name))
         return found
 
-    def stop(self, grace: float = 5.0) -> None:
+    def stop(self, grace: float = 3.0) -> None:
         """End every process the cluster started: SIGTERM, then SIGKILL after ``grace`` s."""
         for sig in (signal.SIGTERM, signal.SIGKILL):
             pids = self.pids()

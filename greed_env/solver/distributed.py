@@ -566,6 +566,16 @@ class ClusterLevels:
         self.checkpoint = checkpoint
         self.on_batch = on_batch
         self.stats = LevelStats()
+        self._replicas: _Replicas | None = None
+
+    def replica_pids(self) -> list[int]:
+        """The process ids of the replicas of the solve running now (for measuring their
+        memory, or ending one to see a lost node handled); empty between solves."""
+        replicas = self._replicas
+        if replicas is None:
+            return []
+        ray = replicas.ray
+        return [int(p) for p in ray.get([n.actor.pid.remote() for n in replicas.nodes])]
 
     def run(self, plan: LevelPlan, prog: np.ndarray, on_level: Callable[[int, np.ndarray, dict[str, np.ndarray], float], None] | None = None) -> dict[str, np.ndarray]:
         """Every level of ``plan``; returns the arrays. ``prog`` gets the work done and the
@@ -583,7 +593,7 @@ class ClusterLevels:
         todo = levels[len(restored):]
         stats = self.stats
         t_start = time.perf_counter()
-        replicas = _Replicas(plan, arrays, stats) if todo else None
+        replicas = self._replicas = _Replicas(plan, arrays, stats) if todo else None
         try:
             total = 0.0
             batches = []
@@ -618,6 +628,7 @@ class ClusterLevels:
         finally:
             if replicas is not None:
                 replicas.close()
+            self._replicas = None
             stats.wall_s += time.perf_counter() - t_start
         prog[0] = prog[1]
         ckpt.remove()
