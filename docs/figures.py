@@ -10,6 +10,9 @@ the output of :func:`block` for ``NAME``:
   ``optimal-duel`` with its interval, the regret estimate, the field tasks), their round-robin
   Elo (``agents/PRESET/standings.csv``) and the training script that made them (their card);
 * ``ladder``: the difficulty ladder's rungs (``agents/*/ladder.json``);
+* ``methods``: per rule book, the strongest whole-game bot of pure PPO beside the strongest of
+  PPO with the solver as teacher (their cards and ``PRESET/duel-v1`` rows), with the ladder rung
+  of the same strength, CPU-minutes and command;
 * ``shipped``: one line per shipped bot (its card's description and headline figure);
 * ``tournament:PRESET``: the round robin of ``agents/PRESET/tournament.md``.
 
@@ -160,6 +163,70 @@ def bots(root: Path, rules: str) -> str:
     return "\n".join(lines)
 
 
+def _teacher(card: dict[str, Any]) -> str:
+    """The training card's teacher (``optimal-duel``, ...), "" for pure PPO."""
+    teacher = (card.get("training") or {}).get("teacher")
+    return str(teacher.get("teacher", "")) if isinstance(teacher, dict) else ""
+
+
+def _duel_estimate(results: dict[str, BenchmarkResult], bot_id: str, rules: str) -> tuple[float, float] | None:
+    """The bot's regret estimate on ``PRESET/duel-v1`` and its interval, if measured."""
+    res = results.get(bot_id)
+    row = next((x for x in res.results if x.task == f"{rules}/duel-v1"), None) if res else None
+    return None if row is None else (row.extra["regret_estimate"], row.extra["regret_estimate_ci95"])
+
+
+def _rung(root: Path, rules: str, win: float) -> str:
+    """The ladder rung whose measured win rate against optimal-duel is nearest ``win``."""
+    path = root / "agents" / rules / "ladder.json"
+    if not path.is_file():
+        return "-"
+    rungs = json.loads(path.read_text(encoding="utf-8"))["rungs"]
+    best = min(rungs, key=lambda r: abs(r["win_rate"] - win))
+    return f"`{best['name']}` ({100 * best['win_rate']:.1f}%)"
+
+
+def methods(root: Path) -> str:
+    """Per rule book, its strongest whole-game bot of pure PPO beside its strongest of PPO with the
+    solver as teacher: win rate against optimal-duel by the regret estimate (the board's
+    ``PRESET/duel-v1``), the ladder rung of the same strength, CPU-minutes and the command."""
+    cards = _cards(root)
+    results = _results(root)
+    lines = [
+        "| rule book | pure PPO: bot, vs optimal-duel | PPO + solver teacher: bot, vs optimal-duel | ladder rung it matches | CPU-minutes (its last stage) | command |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in PRESETS:
+        best: dict[bool, tuple[float, float, str]] = {}
+        for bot_id, card in cards.items():
+            if not bot_id.startswith(name + "/"):
+                continue
+            est = _duel_estimate(results, bot_id, name)
+            taught = bool(_teacher(card))
+            if est is not None and (taught not in best or est[0] > best[taught][0]):
+                best[taught] = (est[0], est[1], bot_id)
+        if not best:
+            continue
+        cells = [f"`{name}`"]
+        for taught in (False, True):
+            if taught in best:
+                value, ci, bot_id = best[taught]
+                cells.append(f"`{bot_id.split('/', 1)[1]}` {_pct(value, ci)}")
+            else:
+                cells.append("-")
+        if True in best:
+            card = cards[best[True][2]]
+            training = card.get("training") or {}
+            cells.append(_rung(root, name, best[True][0]))
+            cells.append(f"{training.get('cpu_time_s', 0) / 60:.1f}")
+            command = training.get("command")
+            cells.append(f"`{command}`" if command else _script(card))
+        else:
+            cells += ["-", "-", "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def ladder(root: Path) -> str:
     """The ladder rungs: measured win rate against optimal-duel and the temperature."""
     docs = {}
@@ -264,6 +331,7 @@ def block(name: str, root: Path = ROOT) -> str:
     makers: dict[str, Callable[[], str]] = {
         "optima": lambda: optima(root),
         "ladder": lambda: ladder(root),
+        "methods": lambda: methods(root),
         "shipped": lambda: shipped(root),
         "bots": lambda: bots(root, arg),
         "tournament": lambda: tournament(root, arg),
