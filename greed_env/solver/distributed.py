@@ -61,13 +61,14 @@ from greed_env.solver.three_mixed import CycleContext, MixedTurn
 
 __all__ = ["BATCH_ROWS", "SPLIT_ROWS", "ClusterLevels", "LevelPlan"]
 
-SPLIT_ROWS = 200_000.0
-"""Fewest estimated rows of in-turn passes in one piece of a level (about half a second of a
-core): a smaller level runs whole on one node, since a round trip to a node costs more than
-sharing it saves."""
+SPLIT_ROWS = 20_000.0
+"""Fewest estimated rows of in-turn passes in one piece of a level (about 60 ms of a core, a
+few round trips): a smaller level runs whole on one node, since a round trip to a node
+(12-14 ms on one host, scripts/bench_cluster.py) costs more than sharing it saves."""
 
-BATCH_ROWS = 4_000_000.0
-"""Most estimated rows of consecutive small levels sent to one node in one call."""
+BATCH_ROWS = 200_000.0
+"""Most estimated rows of consecutive small levels sent to one node in one call (about 0.6 s
+of a core: the unit of progress and of checkpoints between levels that are cut)."""
 
 LOST_NODE_TRIES = 3
 """Times one piece is run again on a new replica before the solve gives up."""
@@ -373,9 +374,9 @@ class _Replica:
     def run(self, deltas: list[Any], work: list[tuple[int, np.ndarray]]) -> tuple[list[dict[str, np.ndarray]], float]:
         import ray
 
-        t0 = time.perf_counter()
         for level, units, out in ray.get(deltas) if deltas else ():
             self.plan.write(self.arrays, level, units, out)
+        t0 = time.perf_counter()
         outs = []
         for level, units in work:
             out = self.plan.solve(self.arrays, level, units)
