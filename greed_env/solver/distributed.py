@@ -389,6 +389,9 @@ class _Replica:
 
         return os.getpid()
 
+    def version(self) -> str:
+        return __version__
+
 
 @dataclass
 class _Node:
@@ -442,7 +445,18 @@ class _Replicas:
         ref = ray.put(arrays)
         for node in self.nodes:
             node.actor = self._start(node, ref)
-        ray.get([n.actor.pid.remote() for n in self.nodes])
+        try:
+            versions = ray.get([n.actor.version.remote() for n in self.nodes])
+        except ray.exceptions.RayActorError as exc:
+            self.close()
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise cluster.ClusterError(f"a replica of the levels did not start on the cluster: {first}") from None
+        other = next((v for v in versions if v != __version__), None)
+        if other is not None:
+            self.close()
+            raise cluster.ClusterError(
+                f"a node runs greed-env {other}, the driver {__version__}: install the same version on every node"
+            )
         stats.start_s = time.perf_counter() - t0
 
     def _start(self, node: _Node, arrays_ref: Any) -> Any:
