@@ -75,6 +75,8 @@ class LocalRayCluster:
         self.start_timeout = start_timeout
         self.folder = Path(tempfile.mkdtemp(prefix="gr-ray-", dir="/tmp"))  # short: socket paths
         self.address = f"127.0.0.1:{_free_port()}"
+        self.client_port = _free_port()
+        """The head's Ray Client port: ``ray://127.0.0.1:PORT`` reaches the cluster as from outside."""
         self.env = dict(os.environ, RAY_ADDRESS=self.address, RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
         self.sessions: list[int] = []
         self.started_s = 0.0
@@ -109,7 +111,7 @@ class LocalRayCluster:
             self._start_node(
                 0,
                 ["--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={self.folder / 'ray'}",
-                 f"--ray-client-server-port={_free_port()}"],
+                 f"--ray-client-server-port={self.client_port}"],
                 "head.log",
             )
             for i in range(1, self.nodes):
