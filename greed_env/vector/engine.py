@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -29,13 +30,27 @@ from greed_env.vector import kernels as K
 from greed_env.vector.layout import decode_row, encode_state
 from greed_env.vector.pool import RowPool, default_threads
 from greed_env.vector.tables import VectorTables, VectorUnsupportedError, vector_tables
-from greed_env.vector.threads import JOB_RANDOM, JOB_RESUME, JOB_STEP
+from greed_env.vector.threads import JOB_RESUME, JOB_STEP
 
 __all__ = ["BatchGame", "EpisodeBatch", "opponent_params"]
 
 PARALLEL_MIN_ENVS = 1024
 """The smallest batch that a ``parallel`` batch steps on several threads (smaller ones run on
 the calling thread: a worker's wake-up would cost more than its share)."""
+
+OUTPUT_SLOTS = 3
+"""Observation and mask arrays an :class:`EpisodeBatch` writes its steps into in turn. A step
+writes into one that nothing outside the batch references any more, so the arrays a caller
+was given (and still holds) never change; when the caller holds every one, a new array
+replaces one of them."""
+
+LISTED_ACTIONS = 32
+"""Legal actions of a row that a step lists for the random policy (a row with more is walked
+again when one is drawn)."""
+
+_UNSHARED = 2
+"""``sys.getrefcount`` of an output array that only the batch's slot tuple references (the
+tuple, and the call's own argument)."""
 
 _KEEP_STYLES = {
     "max-score": K.KEEP_MAX_SCORE,
@@ -241,7 +256,10 @@ class EpisodeBatch:
 
     After :meth:`step`, ``obs``, ``mask``, ``rewards``, ``terminated``, ``truncated``,
     ``illegal``, ``done`` and ``final_obs`` (rows of the episodes that ended) hold the
-    results; they are overwritten by the next step.
+    results. ``obs`` and ``mask`` are written by the kernels into one of
+    :data:`OUTPUT_SLOTS` arrays that nothing else references when the step starts, so an
+    array a caller keeps is never written again (the vector envs return them without a
+    copy); the others are overwritten by the next step.
     """
 
     def __init__(
@@ -323,9 +341,16 @@ class EpisodeBatch:
         self._unif = np.zeros((n, buffer_size if self.uses_uniforms else 1), dtype=np.float64)
         self._code_high = 6**self.tables.num_dice
         self._low_water = buffer_size // 2
-        self.obs = np.zeros((n, OBS_DIM), dtype=np.float32)
+        self._obs_slots = tuple(
+            np.zeros((n, OBS_DIM), dtype=np.float32) for _ in range(OUTPUT_SLOTS)
+        )
+        self._mask_slots = tuple(
+            np.zeros((n, self.tables.n_actions), dtype=np.int8) for _ in range(OUTPUT_SLOTS)
+        )
+        self._slot = np.zeros(1, dtype=np.int64)
         self.final_obs = np.zeros((n, OBS_DIM), dtype=np.float32)
-        self.mask = np.zeros((n, self.tables.n_actions), dtype=np.int8)
+        listed = min(LISTED_ACTIONS, self.tables.n_actions)
+        self._legal = np.zeros((n, 1 + listed), dtype=np.int16)
         self.rewards = np.zeros(n, dtype=np.float64)
         self._pending = np.zeros(n, dtype=np.float64)
         self._rng = np.random.default_rng()
@@ -333,6 +358,44 @@ class EpisodeBatch:
         """When a list, every refill appends ``(kind, per-row counts, draws)`` (tests)."""
 
     # ------------------------------------------------------------------------------------
+    @property
+    def obs(self) -> np.ndarray:
+        """``(num_envs, OBS_DIM)`` float32 observations of the latest step or reset."""
+        return self._obs_slots[int(self._slot[0])]
+
+    @property
+    def mask(self) -> np.ndarray:
+        """``(num_envs, n_actions)`` int8 legal masks of the latest step or reset."""
+        return self._mask_slots[int(self._slot[0])]
+
+    def _next_slot(self, keep_rows: bool) -> None:
+        """Point the kernels' outputs at another slot that nothing outside the batch
+        references (new arrays in the next slot if the caller holds them all); with
+        ``keep_rows`` the current observations and masks are copied there first (for a call
+        that publishes only some rows)."""
+        current = int(self._slot[0])
+        for step in range(1, OUTPUT_SLOTS):
+            k = (current + step) % OUTPUT_SLOTS
+            if (
+                sys.getrefcount(self._obs_slots[k]) <= _UNSHARED
+                and sys.getrefcount(self._mask_slots[k]) <= _UNSHARED
+            ):
+                break
+        else:
+            k = (current + 1) % OUTPUT_SLOTS
+            self._replace_slot(k)
+        if keep_rows:
+            np.copyto(self._obs_slots[k], self._obs_slots[current])
+            np.copyto(self._mask_slots[k], self._mask_slots[current])
+        self._slot[0] = k
+
+    def _replace_slot(self, k: int) -> None:
+        """New arrays in slot ``k`` (the thread pool binds the new tuples on its next job)."""
+        obs, mask = list(self._obs_slots), list(self._mask_slots)
+        obs[k] = np.empty_like(obs[k])
+        mask[k] = np.empty_like(mask[k])
+        self._obs_slots, self._mask_slots = tuple(obs), tuple(mask)
+
     @property
     def seat(self) -> np.ndarray:
         """The learner's seat in each episode."""
@@ -396,9 +459,21 @@ class EpisodeBatch:
 
     def _job_args(self) -> tuple[Any, ...]:
         """The thread pool's kernel arguments (``threads.drive`` after the job)."""
-        return (self.S, self.E, self._acts, *self._tail(), self._unif01, self._picked)
+        return (
+            self.S,
+            self.E,
+            self._acts,
+            *self._common(),
+            self._obs_slots,
+            self._mask_slots,
+            self.final_obs,
+            self._legal,
+            self._slot,
+            self._unif01,
+            self._picked,
+        )
 
-    def _tail(self) -> tuple[Any, ...]:
+    def _common(self) -> tuple[Any, ...]:
         return (
             self._tab,
             self._ep,
@@ -408,10 +483,12 @@ class EpisodeBatch:
             self._unif,
             self.rewards,
             self._pending,
-            self.obs,
-            self.mask,
-            self.final_obs,
         )
+
+    def _tail(self) -> tuple[Any, ...]:
+        """The row kernels' arguments after the actions (``step_range``, ``resume_range``),
+        writing into the current output slot."""
+        return (*self._common(), self.obs, self.mask, self.final_obs, self._legal)
 
     # ------------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, rows: np.ndarray | None = None) -> None:
@@ -427,6 +504,7 @@ class EpisodeBatch:
         flagged = _as_rows(rows, self.num_envs)
         K.start_rows(self.E, flagged)
         self.rewards[:] = 0.0
+        self._next_slot(keep_rows=not flagged.all())
         self._refill(force=False)
         self._drain(self._resume())
 
@@ -440,6 +518,7 @@ class EpisodeBatch:
         if acts.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
         acts = acts.astype(np.int64, copy=False)
+        self._next_slot(keep_rows=False)  # every row is published by the step
         self._refill(force=False)
         if not self.parallel:
             starved = K.step_range(0, self.num_envs, self.S, self.E, acts, *self._tail())
@@ -468,6 +547,7 @@ class EpisodeBatch:
                 )
             load_row(self.S, i, state, self.tables)
             self.E[i, K.E_STAGE] = K.STAGE_RESET_ADVANCE
+        self._next_slot(keep_rows=True)
         self._refill(force=False)
         self._drain(self._resume())
 
@@ -496,13 +576,8 @@ class EpisodeBatch:
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per episode (``RandomBot``'s choice), from ``rng``."""
-        out = np.zeros(self.num_envs, dtype=np.int64)
-        if not self.parallel:
-            K.random_actions(0, self.num_envs, self.S, rng.random(self.num_envs), self._tab, out)
-            return out
-        rng.random(out=self._unif01)
-        self._pool.run(JOB_RANDOM, self._job_args())
-        out[:] = self._picked
+        out = np.empty(self.num_envs, dtype=np.int64)
+        K.pick_listed(self.S, self._tab, self._legal, rng.random(self.num_envs), out)
         return out
 
     def fields(self, i: int) -> dict[str, Any]:

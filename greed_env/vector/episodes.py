@@ -9,7 +9,7 @@ thread scheduling or on how often the buffers are refilled. Rewards: :mod:`greed
 
 from __future__ import annotations
 
-from greed_env.vector.game import apply_action, apply_roll, new_game, random_legal
+from greed_env.vector.game import apply_action, apply_roll, legal_action, new_game, random_legal
 from greed_env.vector.jit import kernel
 from greed_env.vector.layout import (
     B_ENTERED,
@@ -54,7 +54,7 @@ from greed_env.vector.layout import (
     STAGE_RESET_ADVANCE,
     STARVED,
 )
-from greed_env.vector.observe import encode_row, mask_row
+from greed_env.vector.observe import encode_row, mask_and_list_row
 from greed_env.vector.policies import optimal_action, threshold_action
 from greed_env.vector.rewards import score_step, turns_played
 
@@ -160,13 +160,14 @@ def _run(S, E, i, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
 
 
 @kernel
-def _publish(S, E, i, tab, obs, mask):
+def _publish(S, E, i, tab, obs, mask, legal):
     encode_row(S, i, E[i, E_SEAT], tab, obs, i)
     if E[i, E_STAGE] == STAGE_OVER:  # next-step autoreset: the terminal mask is all ones
         for c in range(mask.shape[1]):
             mask[i, c] = 1
+        legal[i, 0] = 0  # the game is over: nothing to choose
     else:
-        mask_row(S, i, tab, mask)
+        mask_and_list_row(S, i, tab, mask, legal)
 
 
 @kernel
@@ -189,6 +190,7 @@ def step_range(
     obs,
     mask,
     final_obs,
+    legal,
 ):
     """Apply ``actions`` to games ``lo .. hi - 1``, then roll and let opponents move up to the
     learner's next decision (autoreset per ``ep``). Returns how many games ran out of draws
@@ -215,7 +217,7 @@ def step_range(
         ):
             starved += 1
         else:
-            _publish(S, E, i, tab, obs, mask)
+            _publish(S, E, i, tab, obs, mask, legal)
     return starved
 
 
@@ -238,6 +240,7 @@ def resume_range(
     obs,
     mask,
     final_obs,
+    legal,
 ):
     """Continue games ``lo .. hi - 1`` that have a pending stage (after a refill)."""
     starved = 0
@@ -251,7 +254,7 @@ def resume_range(
         ):
             starved += 1
         else:
-            _publish(S, E, i, tab, obs, mask)
+            _publish(S, E, i, tab, obs, mask, legal)
     return starved
 
 
@@ -265,6 +268,21 @@ def start_rows(E, reset_rows):
             E[i, E_TERMINATED] = 0
             E[i, E_TRUNCATED] = 0
             E[i, E_ILLEGAL] = 0
+
+
+@kernel
+def pick_listed(S, tab, legal, unif01, out):
+    """:func:`random_actions` of every row from the legal actions that the last step listed
+    (``legal[i]``: their count, then the actions in ``legal_moves`` order); a row with more
+    than the list holds walks its actions instead."""
+    room = legal.shape[1] - 1
+    for i in range(out.shape[0]):
+        m = legal[i, 0]
+        if m == 0:
+            out[i] = 0
+            continue
+        k = int(unif01[i] * m)
+        out[i] = legal[i, 1 + k] if k < room else legal_action(S, i, tab, k)
 
 
 @kernel

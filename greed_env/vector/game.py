@@ -526,10 +526,12 @@ def apply_roll(S, i, code, tab):
 
 
 @kernel
-def nth_action(S, i, tab, nth, ids):
+def nth_action(S, i, tab, nth, ids, listed=None):
     """Walk the legal actions of row ``i`` in ``legal_moves`` order: with ``ids`` None the
     ``nth`` one is returned (-1 if none; ``nth < 0``: the count), else each is flagged in
-    ``ids[i]`` (the mask)."""
+    ``ids[i]`` (the mask), and, with ``listed`` given, the first ``listed.shape[1] - 1`` are
+    written in order to ``listed[i, 1:]`` and their count to ``listed[i, 0]`` (the count is
+    returned as well)."""
     ph = S[i, C_PHASE]
     m = 0
     if ph == PH_KEEP:
@@ -541,6 +543,8 @@ def nth_action(S, i, tab, nth, ids):
                 a = option_field(tab, rec, j, OPT_ACTION)
                 if ids is not None:
                     ids[i, a] = 1
+                    if listed is not None and m + 1 < listed.shape[1]:
+                        listed[i, m + 1] = a
                 elif m == nth:
                     return a
                 m += 1
@@ -552,9 +556,13 @@ def nth_action(S, i, tab, nth, ids):
                 if tab[flag] != 0 and (flag != CFG_REROLL_ALL or can_reroll(S, i, tab)):
                     if ids is not None:
                         ids[i, a] = 1
+                        if listed is not None and m + 1 < listed.shape[1]:
+                            listed[i, m + 1] = a
                     elif m == nth:
                         return a
                     m += 1
+        if listed is not None:
+            listed[i, 0] = m
         return m if nth < 0 else -1
     first = -1
     second = -1
@@ -580,15 +588,21 @@ def nth_action(S, i, tab, nth, ids):
     if first >= 0:
         if ids is not None:
             ids[i, first] = 1
+            if listed is not None and listed.shape[1] > 1:
+                listed[i, 1] = first
         elif nth == 0:
             return first
         m += 1
     if second >= 0:
         if ids is not None:
             ids[i, second] = 1
+            if listed is not None and listed.shape[1] > 2:
+                listed[i, 2] = second
         elif nth == 1:
             return second
         m += 1
+    if listed is not None:
+        listed[i, 0] = m
     return m if nth < 0 else -1
 
 

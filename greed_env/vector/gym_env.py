@@ -13,7 +13,13 @@ with a non-empty mask, which is what masked policy-gradient training wants. Pass
 step after an ending resets that row, ignoring its action, and returns reward 0).
 
 **Masks**: :meth:`GreedVectorEnv.action_masks` returns the ``(num_envs, n)`` int8 mask of the
-current positions, also in ``infos["action_mask"]``. A row whose episode has just ended (the
+current positions, also in ``infos["action_mask"]``.
+
+**Arrays returned**: the observations and ``infos["action_mask"]`` are written by the kernels
+straight into arrays that nothing outside the env references when the step starts
+(:class:`~greed_env.vector.engine.EpisodeBatch`), and are returned without a copy: an array a
+caller keeps is never written again, so ``copy=True`` (Gymnasium's default) costs nothing and
+``copy=False`` returns the same. Every other array of a step's results is new. A row whose episode has just ended (the
 next-step mode's terminal row, and ``infos["final_info"]["action_mask"]`` in same-step mode)
 carries the terminal mask, all ones, as the single environments do: no row is ever all zeros.
 With ``mask_in_obs`` the observations are a dict of the batched vector and the batched mask,
@@ -142,9 +148,8 @@ class GreedVectorEnv(VectorEnv):
                 )
         self.batch.step(acts)
         b = self.batch
-        rewards = b.rewards.copy()
         infos = self._infos(final=True)
-        return self._obs(), rewards, b.terminated, b.truncated, infos
+        return self._obs(), b.rewards.copy(), b.terminated, b.truncated, infos
 
     def action_masks(self) -> np.ndarray:
         """``(num_envs, n)`` int8 legal-action masks of the current positions."""
@@ -155,18 +160,19 @@ class GreedVectorEnv(VectorEnv):
         return self.batch.random_actions(rng)
 
     def _obs(self) -> Any:
-        vector = self.batch.obs.copy() if self.copy else self.batch.obs
+        # the batch's own arrays, never written again while anything outside it holds them
+        vector = self.batch.obs
         if self._obs_keys is None:
             return vector
         obs_key, mask_key = self._obs_keys
-        return {obs_key: vector, mask_key: self.batch.mask.copy()}
+        return {obs_key: vector, mask_key: self.batch.mask}
 
     def _infos(self, final: bool) -> dict[str, Any]:
         b = self.batch
         n = self.num_envs
         everywhere = np.ones(n, dtype=np.bool_)
         infos: dict[str, Any] = {
-            "action_mask": b.mask.copy(),
+            "action_mask": b.mask,
             "_action_mask": everywhere,
             "illegal_action": b.illegal if final else np.zeros(n, dtype=np.bool_),
             "_illegal_action": everywhere,
@@ -209,7 +215,8 @@ class SolitaireVectorEnv(GreedVectorEnv):
 
     Arguments after ``num_envs`` are those of
     :class:`~greed_env.envs.solitaire.SolitaireEnv` (``render_mode`` excepted), plus
-    ``autoreset_mode``, ``copy`` (return copies of the observation buffer, default True),
+    ``autoreset_mode``, ``copy`` (Gymnasium's flag; the observations returned are never
+    written again either way: see the module doc),
     ``mask_in_obs`` (as in the single environment),
     ``buffer_size`` (dice codes buffered per sub-environment) and ``parallel`` (step on
     numba's thread pool; off by default, see :class:`~greed_env.vector.engine.EpisodeBatch`).

@@ -188,3 +188,12 @@ def mask_row(S, i, tab, mask):
     for c in range(mask.shape[1]):
         mask[i, c] = 0
     nth_action(S, i, tab, -1, mask)
+
+
+@kernel
+def mask_and_list_row(S, i, tab, mask, listed):
+    """:func:`mask_row`, and the legal actions of row ``i`` in ``legal_moves`` order into
+    ``listed[i]``: their count first, then as many as the row has room for."""
+    for c in range(mask.shape[1]):
+        mask[i, c] = 0
+    nth_action(S, i, tab, -1, mask, listed)

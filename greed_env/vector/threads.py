@@ -167,34 +167,19 @@ def cycles(typingctx):  # type: ignore[no-untyped-def]
 
 @kernel
 def _run_job(
-    kind, lo, hi, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs, mask,
-    final_obs, unif01, out,
+    kind, lo, hi, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs_slots,
+    mask_slots, final_obs, legal, out_slot, unif01, out,
 ):  # fmt: skip
     if kind == JOB_STEP:
         return step_range(
-            lo, hi, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs, mask,
-            final_obs,
+            lo, hi, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
+            obs_slots[out_slot[0]], mask_slots[out_slot[0]], final_obs, legal,
         )  # fmt: skip
     if kind == JOB_RESUME:
         return resume_range(
-            lo,
-            hi,
-            S,
-            E,
-            tab,
-            ep,
-            fp,
-            oidx,
-            oval,
-            oflag,
-            codes,
-            unif,
-            rewards,
-            pending,
-            obs,
-            mask,
-            final_obs,
-        )
+            lo, hi, S, E, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
+            obs_slots[out_slot[0]], mask_slots[out_slot[0]], final_obs, legal,
+        )  # fmt: skip
     return random_actions(lo, hi, S, unif01, tab, out)
 
 
@@ -205,8 +190,8 @@ def _segment_end(ctl, seg):
 
 @kernel
 def claim_rows(
-    ctl, home, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs, mask, final_obs,
-    unif01, out,
+    ctl, home, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
+    obs_slots, mask_slots, final_obs, legal, out_slot, unif01, out,
 ):  # fmt: skip
     """Claim and run row ranges of the current job, segment ``home`` first, then the others
     in turn, until every segment's counter has passed its end; returns the rows run here."""
@@ -225,7 +210,7 @@ def claim_rows(
             hi = min(end, lo + size)
             result = _run_job(
                 (claim >> 32) & 0xFF, lo, hi, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif,
-                rewards, pending, obs, mask, final_obs, unif01, out,
+                rewards, pending, obs_slots, mask_slots, final_obs, legal, out_slot, unif01, out,
             )  # fmt: skip
             atomic_add(ctl, CTL_RESULT, result)
             atomic_add(ctl, CTL_DONE, hi - lo)
@@ -235,8 +220,8 @@ def claim_rows(
 
 @kernel
 def drive(
-    ctl, job, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs, mask, final_obs,
-    unif01, out,
+    ctl, job, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
+    obs_slots, mask_slots, final_obs, legal, out_slot, unif01, out,
 ):  # fmt: skip
     """Run ``job`` (``seq << 8 | kind``) over every row with whichever workers are serving
     ``ctl``, from the calling thread (segment 0); returns the sum of the range results."""
@@ -246,8 +231,8 @@ def drive(
         start = ctl[CTL_N] * seg // ctl[CTL_SEGMENTS]
         atomic_store(ctl, LINE * (seg + 1), job << 32 | start)
     claim_rows(
-        ctl, 0, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs, mask, final_obs,
-        unif01, out,
+        ctl, 0, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
+        obs_slots, mask_slots, final_obs, legal, out_slot, unif01, out,
     )  # fmt: skip
     n = ctl[CTL_N]
     while atomic_load(ctl, CTL_DONE) < n:
@@ -257,8 +242,8 @@ def drive(
 
 @kernel
 def serve(
-    ctl, idle_cycles, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs, mask,
-    final_obs, unif01, out,
+    ctl, idle_cycles, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
+    obs_slots, mask_slots, final_obs, legal, out_slot, unif01, out,
 ):  # fmt: skip
     """A worker's loop: take a segment (1 .. segments - 1), then run the rows it can claim of
     every job published on ``ctl``, its segment first, until ``idle_cycles`` cycles of the
@@ -276,8 +261,8 @@ def serve(
     while atomic_load(ctl, CTL_STOP) == 0:
         if (atomic_load(ctl, slot) & _ROW_MASK) < end:
             ran += claim_rows(
-                ctl, home, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, obs,
-                mask, final_obs, unif01, out,
+                ctl, home, S, E, acts, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
+                obs_slots, mask_slots, final_obs, legal, out_slot, unif01, out,
             )  # fmt: skip
             since = cycles()
             polls = 0
