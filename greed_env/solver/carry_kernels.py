@@ -338,8 +338,32 @@ def carry_duel_solve(target: int, ctab: tuple, max_keep: int, vbust: bool, q: np
 
 
 
+@njit(cache=True)
+def reach_points(ctab: tuple) -> Any:
+    """The fewest points (units) a turn scores before it stands in each dice state, from a
+    fresh roll (state 0, 0 points): shortest paths over the keeps, relaxed until nothing
+    changes."""
+    n_states, gs, _gp, ost, osc, onx, _pb, _pnot = ctab
+    never = np.iinfo(np.int64).max
+    reach = np.full(n_states, never, dtype=np.int64)
+    reach[0] = 0
+    changed = True
+    while changed:
+        changed = False
+        for s in range(n_states):
+            if reach[s] == never:
+                continue
+            for g in range(gs[s], gs[s + 1]):
+                for o in range(ost[g], ost[g + 1]):
+                    t = reach[s] + osc[o]
+                    if t < reach[onx[o]]:
+                        reach[onx[o]] = t
+                        changed = True
+    return reach
+
+
 @njit(cache=True, nogil=True)
-def lane_pass(mover: np.ndarray, opp: np.ndarray, xs: np.ndarray, outs: np.ndarray, n: int, target: int, ctab: tuple, koff: np.ndarray, v: np.ndarray, max_keep: int, vbust: bool, f0: np.ndarray, f1: np.ndarray) -> None:
+def lane_pass(mover: np.ndarray, opp: np.ndarray, xs: np.ndarray, outs: np.ndarray, n: int, target: int, ctab: tuple, koff: np.ndarray, v: np.ndarray, max_keep: int, vbust: bool, f0: np.ndarray, f1: np.ndarray, reach: Any = None) -> None:
     """:func:`carry_dp` of up to ``LANES`` duel positions at once, in absolute scores.
 
     Position ``l`` (``l < n``) is mover ``mover[l]`` against ``opp[l]`` with bust value
@@ -351,8 +375,12 @@ def lane_pass(mover: np.ndarray, opp: np.ndarray, xs: np.ndarray, outs: np.ndarr
     and the lanes of a node share cache lines. Rows below a lane's own score are computed
     and never read. Every lane's values are bitwise those of a pass of its own
     (:func:`~greed_env.solver.lane_kernel.lane_rows`). Returns (in ``f0``, ``f1``) each
-    position's value at the start of its turn and its derivative in ``x``.
+    position's value at the start of its turn and its derivative in ``x``. ``reach``
+    (:func:`reach_points`, computed here when None) lets the pass skip the nodes that no turn
+    of the block reaches.
     """
+    if reach is None:
+        reach = reach_points(ctab)
     if n < 1 or n > LANES:
         raise ValueError("lane_pass takes 1 to LANES positions")
     n_states, pnot = ctab[0], ctab[7]
@@ -382,7 +410,7 @@ def lane_pass(mover: np.ndarray, opp: np.ndarray, xs: np.ndarray, outs: np.ndarr
         for i in range(LANES):
             c[base + k * LANES + i] = pnot[k] * out[i] + (1.0 - pnot[k]) * x[i]
             d[base + k * LANES + i] = 1.0 - pnot[k]
-    lane_rows(c, d, target, s_lo, ctab, koff, vbust, x, lo, oppl, v)
+    lane_rows(c, d, target, s_lo, ctab, koff, vbust, x, lo, oppl, v, reach)
     for i in range(n):
         j = (mover[i] - s_lo) * n_states * LANES + i
         f0[i] = c[j]
@@ -401,6 +429,7 @@ def carry_duel_solve_lanes(target: int, ctab: tuple, max_keep: int, vbust: bool,
     n_states = ctab[0]
     osc, onx = ctab[4], ctab[5]
     koff = osc * n_states + onx
+    reach = reach_points(ctab)
     v = np.zeros((target, target))
     iters = np.zeros((target, target), dtype=np.int64)
     live = live_scores(target, ctab, max_keep, vbust)
@@ -466,7 +495,7 @@ def carry_duel_solve_lanes(target: int, ctab: tuple, max_keep: int, vbust: bool,
                 blk = i // 2 if i % 2 == 0 else nblocks - 1 - i // 2
                 s = blk * LANES
                 k = min(LANES, m - s)
-                lane_pass(mover[s:s + k], opp[s:s + k], xs[s:s + k], outs[s:s + k], k, target, ctab, koff, v, max_keep, vbust, f0[s:s + k], f1[s:s + k])
+                lane_pass(mover[s:s + k], opp[s:s + k], xs[s:s + k], outs[s:s + k], k, target, ctab, koff, v, max_keep, vbust, f0[s:s + k], f1[s:s + k], reach)
             for i in range(npairs):
                 if done[i] >= 0:
                     continue

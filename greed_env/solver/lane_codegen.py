@@ -36,13 +36,15 @@ LANES = {lanes}
 
 
 @njit(cache=True, nogil=True)
-def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarray, vbust: bool, x: np.ndarray, lo: np.ndarray, opp: np.ndarray, v: np.ndarray) -> Any:
+def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarray, vbust: bool, x: np.ndarray, lo: np.ndarray, opp: np.ndarray, v: np.ndarray, reach: np.ndarray) -> Any:
     """Fill rows ``s_top - 1`` down to ``s_lo`` of ``c`` (value after a keep) and ``d`` (its
     derivative in the bust value), laid out ``((s - s_lo) * n_states + state) * LANES + lane``;
     rows from ``s_top`` on must be filled. Lane ``i`` busts to ``x[i]``, may bank above its own
     score ``lo[i]`` for ``1 - v[opp[i], s]``, and does :func:`carry_dp`'s operations in its
     order (the first best keep of a roll wins), so its values are bitwise those of a pass of
-    its own."""
+    its own. A dice state ``k`` is skipped in the rows below ``s_lo + reach[k]`` (``reach``:
+    the fewest points a turn needs to reach it, :func:`~greed_env.solver.carry_kernels.reach_points`):
+    no turn started at ``s_lo`` or above is there, and only such skipped nodes would read them."""
     n_states, gs, gp, ost, _osc, _onx, pb, _pnot = ctab
 '''
 
@@ -64,6 +66,8 @@ def _lines(lanes: int) -> list[str]:
     out.append("            ok[i] = s > lo[i]")
     out.append("            bk[i] = 1.0 - v[opp[i], s] if ok[i] else 0.0")
     out.append("        for k in range(n_states):")
+    out.append("            if s - s_lo < reach[k]:")
+    out.append("                continue")
     out.append("            p = pb[k]")
     each(12, "a{i} = p * x[{i}]")
     each(12, "e{i} = p")

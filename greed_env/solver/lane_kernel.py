@@ -12,13 +12,15 @@ LANES = 4
 
 
 @njit(cache=True, nogil=True)
-def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarray, vbust: bool, x: np.ndarray, lo: np.ndarray, opp: np.ndarray, v: np.ndarray) -> Any:
+def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarray, vbust: bool, x: np.ndarray, lo: np.ndarray, opp: np.ndarray, v: np.ndarray, reach: np.ndarray) -> Any:
     """Fill rows ``s_top - 1`` down to ``s_lo`` of ``c`` (value after a keep) and ``d`` (its
     derivative in the bust value), laid out ``((s - s_lo) * n_states + state) * LANES + lane``;
     rows from ``s_top`` on must be filled. Lane ``i`` busts to ``x[i]``, may bank above its own
     score ``lo[i]`` for ``1 - v[opp[i], s]``, and does :func:`carry_dp`'s operations in its
     order (the first best keep of a roll wins), so its values are bitwise those of a pass of
-    its own."""
+    its own. A dice state ``k`` is skipped in the rows below ``s_lo + reach[k]`` (``reach``:
+    the fewest points a turn needs to reach it, :func:`~greed_env.solver.carry_kernels.reach_points`):
+    no turn started at ``s_lo`` or above is there, and only such skipped nodes would read them."""
     n_states, gs, gp, ost, _osc, _onx, pb, _pnot = ctab
     z = np.where(np.full(LANES, vbust), x, -np.inf)  # a bust on purpose, where it is a move
     zd = 1.0 if vbust else 0.0
@@ -30,6 +32,8 @@ def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, 
             ok[i] = s > lo[i]
             bk[i] = 1.0 - v[opp[i], s] if ok[i] else 0.0
         for k in range(n_states):
+            if s - s_lo < reach[k]:
+                continue
             p = pb[k]
             a0 = p * x[0]
             a1 = p * x[1]

@@ -63,3 +63,20 @@ def test_the_lane_solver_gives_the_per_pair_solvers_table() -> None:
     assert (it_lanes >= 0).all()
     assert np.array_equal(v_lanes, v_pair)
     assert np.array_equal(it_lanes, it_pair)
+
+
+def test_reach_points_are_the_fewest_points_to_each_dice_state() -> None:
+    """Shortest paths over the keeps: no keep improves on them, and every state but the fresh
+    roll is reached through a keep that attains its value."""
+    _rules, ct, _n, _q, _tie = _setup(2000)
+    reach = ck.reach_points(ct.kernel_tables())
+    assert reach[0] == 0 and (reach >= 0).all()
+    attained = np.zeros(ct.n_states, dtype=bool)
+    attained[0] = True
+    for s in range(ct.n_states):
+        for g in range(ct.gs[s], ct.gs[s + 1]):
+            for o in range(ct.ost[g], ct.ost[g + 1]):
+                nxt = ct.onx[o]
+                assert reach[nxt] <= reach[s] + ct.osc[o]
+                attained[nxt] |= reach[nxt] == reach[s] + ct.osc[o]
+    assert attained.all()
