@@ -10,13 +10,16 @@ started (and only those), whether the tests passed or not.
 The test process itself is a driver of the cluster for the whole session (the API tests reuse
 the connection and its worker processes); ``RAY_ADDRESS`` points command-line tests'
 ``--address auto`` at this cluster and not at another Ray of the host. Each node compiles
-numba kernels into a cache folder of its own, as each xdist worker does (tests/conftest.py).
+numba kernels into a cache folder of its own, as each xdist worker does (tests/conftest.py),
+kept between runs whichever xdist worker runs these tests (only one does: they are one file).
 """
 
 from __future__ import annotations
 
+import getpass
 import importlib.util
 import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,8 +44,9 @@ def _launcher() -> Any:
 
 
 def _node_env(i: int) -> dict[str, str]:
-    numba_cache = os.environ.get("NUMBA_CACHE_DIR")
-    return {"NUMBA_CACHE_DIR": f"{numba_cache}-ray-node{i}"} if numba_cache else {}
+    folder = Path(tempfile.gettempdir()) / f"greed_env-numba-{getpass.getuser()}" / f"ray-node{i}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return {"NUMBA_CACHE_DIR": str(folder)}
 
 
 @pytest.fixture(scope="session")
