@@ -27,7 +27,9 @@ import logging
 import os
 import pickle
 import re
+import signal
 import socket
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -113,8 +115,12 @@ def connected(address: str | None) -> Iterator[Any]:
         yield ray
         return
     _check_reachable(address)
+    main = threading.current_thread() is threading.main_thread()
+    on_term = signal.getsignal(signal.SIGTERM) if main else None
     try:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, configure_logging=True)
+        if main:  # ray.init sets a SIGTERM handler of its own: keep the command's (exit 143, quietly)
+            signal.signal(signal.SIGTERM, on_term)
     except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ClusterError(

@@ -178,6 +178,29 @@ def test_ctrl_c_ends_a_cluster_evaluation_with_130_and_no_report(ray_cluster: An
     assert not out.exists()
 
 
+def test_sigterm_ends_a_cluster_tournament_with_143_and_no_output(ray_cluster: Any, tmp_path: Path) -> None:
+    """Ray's driver sets a SIGTERM handler of its own; the command keeps ``greed``'s."""
+    out = tmp_path / "tournament"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BOOT, "tournament", "--rules", "ten_thousand", "--bots", "random,threshold-300",
+         "--games", "100000", "--address", "auto", "--out", str(out)],
+        cwd=ROOT, env=ray_cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )
+    try:
+        line = ""
+        deadline = time.monotonic() + 60
+        while "games" not in line and time.monotonic() < deadline:  # the bar: games are played
+            line = proc.stderr.readline() if proc.stderr else ""
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err[-2000:]
+    assert "Traceback" not in err and not out.exists()
+
+
 # ------------------------------------------------------------------------------------------
 # tables
 
