@@ -143,7 +143,7 @@ class LocalRayCluster:
             end = time.monotonic() + grace
             while time.monotonic() < end and any(_alive(p) for p in pids):
                 time.sleep(0.1)
-        if not self.pids():
+        if not any(_alive(p) for p in self.pids()):  # zombies wait for their parent, not for us
             self.sessions = []
             shutil.rmtree(self.folder, ignore_errors=True)
 
