@@ -12,7 +12,7 @@ Run a command on one (its exit status is the command's; the cluster is stopped h
         greed benchmark ten_thousand/duel-v1 --bot ten_thousand/ppo-duel --address auto
 
 The command sees ``RAY_ADDRESS``, so ``--address auto`` finds this cluster and not another one
-of the host. ``tests/cluster`` and ``scripts/bench_cluster.py`` use :class:`LocalRayCluster`.
+of the host. ``tests/ray_cluster`` and ``scripts/bench_cluster.py`` use :class:`LocalRayCluster`.
 """
 
 from __future__ import annotations

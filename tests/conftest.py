@@ -1,5 +1,9 @@
 """Fixtures shared by the test folders (one per part of the package: rules, solver, envs,
-vector, bots, evaluation, train, cli, docs).
+vector, bots, evaluation, train, cli, docs, web, ray_cluster).
+
+A folder with a ``conftest.py`` of its own must sort after ``conftest.py`` (``ray_cluster``,
+``web``): ``--doctest-modules`` collects this file as a module too, and a folder conftest
+imported before it under the same name makes that collection fail ("import file mismatch").
 
 * ``repo_root``: the checkout's root folder.
 * ``run_script``: run a script of the checkout (``examples/``, ``scripts/``) in a fresh

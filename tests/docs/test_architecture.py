@@ -481,3 +481,10 @@ def test_the_probe_check_sees_a_probe() -> None:
     )
     assert _probes(ast.parse(code)) == [1, 2, 2, 4]
 
+
+
+def test_folder_conftests_sort_after_the_shared_one() -> None:
+    """--doctest-modules imports tests/conftest.py as a module named conftest; a folder's own
+    conftest.py loaded before it (a folder sorting before 'conftest.py') takes that name first."""
+    early = [p.parent.name for p in (ROOT / "tests").glob("*/conftest.py") if p.parent.name < "conftest.py"]
+    assert not early, f"rename these test folders to sort after conftest.py: {early}"

@@ -1,4 +1,4 @@
-"""A local Ray cluster for the tests of tests/cluster: a head and one worker node on this host
+"""A local Ray cluster for the tests of tests/ray_cluster: a head and one worker node on this host
 (127.0.0.1), one CPU and a 150 MB object store each, started once for the session as a user
 starts one (``ray start --head``, ``ray start --address``: ``scripts/local_ray_cluster.py``).
 
