@@ -220,7 +220,8 @@ def methods(root: Path) -> str:
             cells.append(_rung(root, name, best[True][0]))
             cells.append(f"{training.get('cpu_time_s', 0) / 60:.1f}")
             command = training.get("command")
-            cells.append(f"`{command}`" if command else _script(card))
+            stages = str(command).split(", then ") if command else []
+            cells.append(", then ".join(f"`{c}`" for c in stages) if stages else _script(card))
         else:
             cells += ["-", "-", "-"]
         lines.append("| " + " | ".join(cells) + " |")
