@@ -181,6 +181,12 @@ def _release_semaphores() -> None:
         if getattr(finalizer, "_callback", None) is cleanup:
             with contextlib.suppress(Exception):
                 finalizer()
+    # another thread may be inside a finalizer of its own, between unlinking a semaphore and
+    # telling the tracker so: wait (briefly) for the tracker's lock, which that message holds
+    tracker = getattr(sys.modules.get("multiprocessing.resource_tracker"), "_resource_tracker", None)
+    lock = getattr(tracker, "_lock", None)
+    if lock is not None and lock.acquire(timeout=1.0):
+        lock.release()
 
 
 def _end_now(session: _Session) -> None:
