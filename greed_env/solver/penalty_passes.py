@@ -33,7 +33,13 @@ from greed_env.solver.kernels import (
     penalty_coef_start,
 )
 
-__all__ = ["duel_penalty_solve_lean", "lean_pass", "pair_scratch"]
+__all__ = ["CONFIRM_BELOW", "duel_penalty_solve_lean", "lean_pass", "pair_scratch"]
+
+CONFIRM_BELOW = 1e-6
+"""A recording sweep that changed the table by less than this is followed by a plain one:
+its policies have settled (the next change is at the rounding floor, 5e-15, at every target
+measured), so the sweep that confirms it need not record them. Its values are those of a
+recording sweep; if it does change the table, the sweep after it records again."""
 
 
 @njit(cache=True)
@@ -219,7 +225,8 @@ def duel_penalty_solve_lean(target: int, lo: int, k: int, pen: int, min_bank: in
     ``start``: the table to start from (``V[i, j, sa, sb]``, changed in place) instead of
     0.5 everywhere; its first sweep then records its policies too (a sweep from the 0.5
     start does not: its policies answer values far from the solution). The sweeps stop at
-    the same fixed point, a sweep of in-turn passes that changes nothing by ``tol``.
+    the same fixed point, a sweep of in-turn passes that changes nothing by ``tol``, which is
+    a plain sweep after one that changed less than :data:`CONFIRM_BELOW`.
     Returns ``(V, sweeps, change, linear_sweeps)``; ``prog`` as there.
     """
     n = target - lo
@@ -239,10 +246,11 @@ def duel_penalty_solve_lean(target: int, lo: int, k: int, pen: int, min_bank: in
     linear = 0
     prog[0] = 0.0
     prog[1] = (guess * rec_cost if warm else 1.0 + (guess - 1) * rec_cost) * per_sweep
+    confirm = False
     for sweep in range(1, max_sweeps + 1):
         previous = change
         change = 0.0
-        rec = warm or sweep > 1
+        rec = (warm or sweep > 1) and not confirm
         cost = rec_cost if rec else 1.0
         for level in range(2 * n - 2, -1, -1):
             i_lo = max(0, level - (n - 1))
@@ -268,7 +276,9 @@ def duel_penalty_solve_lean(target: int, lo: int, k: int, pen: int, min_bank: in
                 done = 1000
             linear += done
             left = newton_sweeps_left(sweep, change, previous, tol, guess) * rec_cost
+            confirm = change < CONFIRM_BELOW
         else:
             left = (guess - 1) * rec_cost
+            confirm = False
         prog[1] = prog[0] + left * per_sweep
     return v, -1, change, linear
