@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from greed_env.solver.kernels import PARALLEL_MIN_PAIRS, level_work, start_guess
-from greed_env.solver.lane_kernel import LANES, lane_rows
+from greed_env.solver.lane_kernel import LANES, NODE, lane_rows
 
 __all__ = ["carry_dp", "carry_duel_solve", "carry_duel_solve_lanes", "carry_race_solve", "rolloff_dp"]
 
@@ -372,8 +372,8 @@ def lane_pass(mover: np.ndarray, opp: np.ndarray, xs: np.ndarray, outs: np.ndarr
     the exact target and the lost totals past it are the same in absolute scores, only the
     bank values ``1 - V[opp[l], s]`` and ``x`` differ per lane. So one walk over the keeps
     (``koff``: each keep's offset, points times states plus next state) serves every lane,
-    and the lanes of a node share cache lines. Rows below a lane's own score are computed
-    and never read. Every lane's values are bitwise those of a pass of its own
+    and a node's values and slopes, every lane's, share one cache line. Rows below a lane's
+    own score are computed and never read. Every lane's values are bitwise those of a pass of its own
     (:func:`~greed_env.solver.lane_kernel.lane_rows`). Returns (in ``f0``, ``f1``) each
     position's value at the start of its turn and its derivative in ``x``. ``reach``
     (:func:`reach_points`, computed here when None) lets the pass skip the nodes that no turn
@@ -388,8 +388,7 @@ def lane_pass(mover: np.ndarray, opp: np.ndarray, xs: np.ndarray, outs: np.ndarr
     for i in range(n):
         s_lo = min(s_lo, mover[i])
     rows = target + max_keep + 1 - s_lo
-    c = np.empty(rows * n_states * LANES)
-    d = np.empty(rows * n_states * LANES)
+    cd = np.empty(rows * n_states * NODE)
     x = np.zeros(LANES)
     out = np.zeros(LANES)
     lo = np.full(LANES, target)  # padding lanes never bank and are never read
@@ -400,21 +399,21 @@ def lane_pass(mover: np.ndarray, opp: np.ndarray, xs: np.ndarray, outs: np.ndarr
         lo[i] = mover[i]
         oppl[i] = opp[i]
     for s in range(target + 1, target + max_keep + 1):  # past the target: the turn is lost
-        base = (s - s_lo) * n_states * LANES
+        base = (s - s_lo) * n_states * NODE
         for k in range(n_states):
             for i in range(LANES):
-                c[base + k * LANES + i] = x[i]
-                d[base + k * LANES + i] = 1.0
-    base = (target - s_lo) * n_states * LANES  # on it: the roll for nothing
+                cd[base + k * NODE + i] = x[i]
+                cd[base + k * NODE + LANES + i] = 1.0
+    base = (target - s_lo) * n_states * NODE  # on it: the roll for nothing
     for k in range(n_states):
         for i in range(LANES):
-            c[base + k * LANES + i] = pnot[k] * out[i] + (1.0 - pnot[k]) * x[i]
-            d[base + k * LANES + i] = 1.0 - pnot[k]
-    lane_rows(c, d, target, s_lo, ctab, koff, vbust, x, lo, oppl, v, reach)
+            cd[base + k * NODE + i] = pnot[k] * out[i] + (1.0 - pnot[k]) * x[i]
+            cd[base + k * NODE + LANES + i] = 1.0 - pnot[k]
+    lane_rows(cd, target, s_lo, ctab, koff, vbust, x, lo, oppl, v, reach)
     for i in range(n):
-        j = (mover[i] - s_lo) * n_states * LANES + i
-        f0[i] = c[j]
-        f1[i] = d[j]
+        j = (mover[i] - s_lo) * n_states * NODE + i
+        f0[i] = cd[j]
+        f1[i] = cd[j + LANES]
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -8,8 +8,11 @@ no vector type to spell them with, so the scalars are generated here and the gen
 is committed (``tests/solver/test_lane_kernel.py`` checks it is this generator's output).
 Progressive's duel at target 5,000, one thread, CPU seconds: the per-pair solver 193; lanes
 1 / 2 / 4 / 8 / 16: 76 / 71 / 66 / 73 / 82 (more lanes compute more rows below their own
-scores and spill registers), hence 4. Branch-free selects instead of the ``if`` cost more on
-real tables (the first best keep is predictable) and were dropped.
+scores and spill registers), hence 4. A node holds its lanes' values and then their slopes
+(one cache line for four lanes), the best keep's slope is carried along with its value by a
+select, and the walk indexes with unsigned integers: numba tests every signed index for a
+negative value, and those tests were most of the walk's instructions (one block of four lanes
+at score 40 of the full grid: 1.83 -> 1.24 ms per lane).
 
     python -m greed_env.solver.lane_codegen      # rewrites lane_kernel.py
 """
@@ -30,22 +33,32 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 LANES = {lanes}
+NODE = 2 * LANES
+"""Doubles per node of a lane pass's grid: the lanes' values after a keep, then their slopes."""
 
 
 @njit(cache=True, nogil=True)
-def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarray, vbust: bool, x: np.ndarray, lo: np.ndarray, opp: np.ndarray, v: np.ndarray, reach: np.ndarray) -> Any:
-    """Fill rows ``s_top - 1`` down to ``s_lo`` of ``c`` (value after a keep) and ``d`` (its
-    derivative in the bust value), laid out ``((s - s_lo) * n_states + state) * LANES + lane``;
+def lane_rows(cd: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarray, vbust: bool, x: np.ndarray, lo: np.ndarray, opp: np.ndarray, v: np.ndarray, reach: np.ndarray) -> Any:
+    """Fill rows ``s_top - 1`` down to ``s_lo`` of ``cd``, laid out ``((s - s_lo) * n_states +
+    state) * NODE``: the ``LANES`` values after a keep, then their derivatives in the bust value;
     rows from ``s_top`` on must be filled. Lane ``i`` busts to ``x[i]``, may bank above its own
     score ``lo[i]`` for ``1 - v[opp[i], s]``, and does :func:`carry_dp`'s operations in its
     order (the first best keep of a roll wins), so its values are bitwise those of a pass of
     its own. A dice state ``k`` is skipped in the rows below ``s_lo + reach[k]`` (``reach``:
     the fewest points a turn needs to reach it, :func:`~greed_env.solver.carry_kernels.reach_points`):
-    no turn started at ``s_lo`` or above is there, and only such skipped nodes would read them."""
+    no turn started at ``s_lo`` or above is there, and only such skipped nodes would read them.
+
+    The grid is indexed with unsigned integers (``koff`` scaled to doubles once): numba adds
+    a test for a negative index to every signed one, which in the walk over the keeps cost
+    as much as the rest of it. A node's slopes share its values' cache line."""
     n_states, gs, gp, ost, _osc, _onx, pb, _pnot = ctab
+    kw = (koff * NODE).astype(np.uint64)
+    zd = 1.0 if vbust else 0.0
+    ok = np.zeros(LANES, dtype=np.bool_)
+    bk = np.zeros(LANES)
 '''
 
 
@@ -54,14 +67,13 @@ def _lines(lanes: int) -> list[str]:
     out: list[str] = []
 
     def each(indent: int, fmt: str) -> None:
-        out.extend(" " * indent + fmt.format(i=i) for i in r)
+        out.extend(" " * indent + fmt.format(i=i, d=lanes + i) for i in r)
 
-    out.append("    z = np.where(np.full(LANES, vbust), x, -np.inf)  # a bust on purpose, where it is a move")
-    out.append("    zd = 1.0 if vbust else 0.0")
-    out.append("    ok = np.zeros(LANES, dtype=np.bool_)")
-    out.append("    bk = np.zeros(LANES)")
+    out.append("    # a bust on purpose, where it is a move")
+    each(4, "z{i} = x[{i}] if vbust else -np.inf")
     out.append("    for s in range(s_top - 1, s_lo - 1, -1):")
     out.append("        rb = (s - s_lo) * n_states")
+    out.append("        rw = uint64(rb * NODE)")
     out.append("        for i in range(LANES):")
     out.append("            ok[i] = s > lo[i]")
     out.append("            bk[i] = 1.0 - v[opp[i], s] if ok[i] else 0.0")
@@ -72,26 +84,27 @@ def _lines(lanes: int) -> list[str]:
     each(12, "a{i} = p * x[{i}]")
     each(12, "e{i} = p")
     out.append("            for g in range(gs[k], gs[k + 1]):")
-    each(16, "b{i} = z[{i}]")
-    each(16, "q{i} = -1")
-    out.append("                for o in range(ost[g], ost[g + 1]):")
-    out.append(f"                    j = (rb + koff[o]) * {lanes}")
+    each(16, "b{i} = z{i}")
+    each(16, "h{i} = zd")
+    out.append("                for o in range(uint64(ost[g]), uint64(ost[g + 1])):")
+    out.append("                    j = rw + kw[o]")
     for i in r:
-        out.append(f"                    t{i} = c[j + {i}]")
-        out.append(f"                    if t{i} > b{i}:")
-        out.append(f"                        b{i} = t{i}")
-        out.append(f"                        q{i} = j")
+        out.append(f"                    t{i} = cd[j + uint64({i})]")
+        out.append(f"                    y{i} = cd[j + uint64({lanes + i})]")
+        out.append(f"                    m{i} = t{i} > b{i}")
+        out.append(f"                    b{i} = t{i} if m{i} else b{i}")
+        out.append(f"                    h{i} = y{i} if m{i} else h{i}")
     out.append("                p = gp[g]")
     each(16, "a{i} += p * b{i}")
-    each(16, "e{i} += p * (zd if q{i} < 0 else d[q{i} + {i}])")
-    out.append(f"            j = (rb + k) * {lanes}")
+    each(16, "e{i} += p * h{i}")
+    out.append("            j = (rb + k) * NODE")
     for i in r:
         out.append(f"            if ok[{i}] and bk[{i}] >= a{i}:")
-        out.append(f"                c[j + {i}] = bk[{i}]")
-        out.append(f"                d[j + {i}] = 0.0")
+        out.append(f"                cd[j + {i}] = bk[{i}]")
+        out.append(f"                cd[j + {lanes + i}] = 0.0")
         out.append("            else:")
-        out.append(f"                c[j + {i}] = a{i}")
-        out.append(f"                d[j + {i}] = e{i}")
+        out.append(f"                cd[j + {i}] = a{i}")
+        out.append(f"                cd[j + {lanes + i}] = e{i}")
     return out
 
 

@@ -6,28 +6,40 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 LANES = 4
+NODE = 2 * LANES
+"""Doubles per node of a lane pass's grid: the lanes' values after a keep, then their slopes."""
 
 
 @njit(cache=True, nogil=True)
-def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarray, vbust: bool, x: np.ndarray, lo: np.ndarray, opp: np.ndarray, v: np.ndarray, reach: np.ndarray) -> Any:
-    """Fill rows ``s_top - 1`` down to ``s_lo`` of ``c`` (value after a keep) and ``d`` (its
-    derivative in the bust value), laid out ``((s - s_lo) * n_states + state) * LANES + lane``;
+def lane_rows(cd: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarray, vbust: bool, x: np.ndarray, lo: np.ndarray, opp: np.ndarray, v: np.ndarray, reach: np.ndarray) -> Any:
+    """Fill rows ``s_top - 1`` down to ``s_lo`` of ``cd``, laid out ``((s - s_lo) * n_states +
+    state) * NODE``: the ``LANES`` values after a keep, then their derivatives in the bust value;
     rows from ``s_top`` on must be filled. Lane ``i`` busts to ``x[i]``, may bank above its own
     score ``lo[i]`` for ``1 - v[opp[i], s]``, and does :func:`carry_dp`'s operations in its
     order (the first best keep of a roll wins), so its values are bitwise those of a pass of
     its own. A dice state ``k`` is skipped in the rows below ``s_lo + reach[k]`` (``reach``:
     the fewest points a turn needs to reach it, :func:`~greed_env.solver.carry_kernels.reach_points`):
-    no turn started at ``s_lo`` or above is there, and only such skipped nodes would read them."""
+    no turn started at ``s_lo`` or above is there, and only such skipped nodes would read them.
+
+    The grid is indexed with unsigned integers (``koff`` scaled to doubles once): numba adds
+    a test for a negative index to every signed one, which in the walk over the keeps cost
+    as much as the rest of it. A node's slopes share its values' cache line."""
     n_states, gs, gp, ost, _osc, _onx, pb, _pnot = ctab
-    z = np.where(np.full(LANES, vbust), x, -np.inf)  # a bust on purpose, where it is a move
+    kw = (koff * NODE).astype(np.uint64)
     zd = 1.0 if vbust else 0.0
     ok = np.zeros(LANES, dtype=np.bool_)
     bk = np.zeros(LANES)
+    # a bust on purpose, where it is a move
+    z0 = x[0] if vbust else -np.inf
+    z1 = x[1] if vbust else -np.inf
+    z2 = x[2] if vbust else -np.inf
+    z3 = x[3] if vbust else -np.inf
     for s in range(s_top - 1, s_lo - 1, -1):
         rb = (s - s_lo) * n_states
+        rw = uint64(rb * NODE)
         for i in range(LANES):
             ok[i] = s > lo[i]
             bk[i] = 1.0 - v[opp[i], s] if ok[i] else 0.0
@@ -44,63 +56,67 @@ def lane_rows(c: np.ndarray, d: np.ndarray, s_top: int, s_lo: int, ctab: tuple, 
             e2 = p
             e3 = p
             for g in range(gs[k], gs[k + 1]):
-                b0 = z[0]
-                b1 = z[1]
-                b2 = z[2]
-                b3 = z[3]
-                q0 = -1
-                q1 = -1
-                q2 = -1
-                q3 = -1
-                for o in range(ost[g], ost[g + 1]):
-                    j = (rb + koff[o]) * 4
-                    t0 = c[j + 0]
-                    if t0 > b0:
-                        b0 = t0
-                        q0 = j
-                    t1 = c[j + 1]
-                    if t1 > b1:
-                        b1 = t1
-                        q1 = j
-                    t2 = c[j + 2]
-                    if t2 > b2:
-                        b2 = t2
-                        q2 = j
-                    t3 = c[j + 3]
-                    if t3 > b3:
-                        b3 = t3
-                        q3 = j
+                b0 = z0
+                b1 = z1
+                b2 = z2
+                b3 = z3
+                h0 = zd
+                h1 = zd
+                h2 = zd
+                h3 = zd
+                for o in range(uint64(ost[g]), uint64(ost[g + 1])):
+                    j = rw + kw[o]
+                    t0 = cd[j + uint64(0)]
+                    y0 = cd[j + uint64(4)]
+                    m0 = t0 > b0
+                    b0 = t0 if m0 else b0
+                    h0 = y0 if m0 else h0
+                    t1 = cd[j + uint64(1)]
+                    y1 = cd[j + uint64(5)]
+                    m1 = t1 > b1
+                    b1 = t1 if m1 else b1
+                    h1 = y1 if m1 else h1
+                    t2 = cd[j + uint64(2)]
+                    y2 = cd[j + uint64(6)]
+                    m2 = t2 > b2
+                    b2 = t2 if m2 else b2
+                    h2 = y2 if m2 else h2
+                    t3 = cd[j + uint64(3)]
+                    y3 = cd[j + uint64(7)]
+                    m3 = t3 > b3
+                    b3 = t3 if m3 else b3
+                    h3 = y3 if m3 else h3
                 p = gp[g]
                 a0 += p * b0
                 a1 += p * b1
                 a2 += p * b2
                 a3 += p * b3
-                e0 += p * (zd if q0 < 0 else d[q0 + 0])
-                e1 += p * (zd if q1 < 0 else d[q1 + 1])
-                e2 += p * (zd if q2 < 0 else d[q2 + 2])
-                e3 += p * (zd if q3 < 0 else d[q3 + 3])
-            j = (rb + k) * 4
+                e0 += p * h0
+                e1 += p * h1
+                e2 += p * h2
+                e3 += p * h3
+            j = (rb + k) * NODE
             if ok[0] and bk[0] >= a0:
-                c[j + 0] = bk[0]
-                d[j + 0] = 0.0
+                cd[j + 0] = bk[0]
+                cd[j + 4] = 0.0
             else:
-                c[j + 0] = a0
-                d[j + 0] = e0
+                cd[j + 0] = a0
+                cd[j + 4] = e0
             if ok[1] and bk[1] >= a1:
-                c[j + 1] = bk[1]
-                d[j + 1] = 0.0
+                cd[j + 1] = bk[1]
+                cd[j + 5] = 0.0
             else:
-                c[j + 1] = a1
-                d[j + 1] = e1
+                cd[j + 1] = a1
+                cd[j + 5] = e1
             if ok[2] and bk[2] >= a2:
-                c[j + 2] = bk[2]
-                d[j + 2] = 0.0
+                cd[j + 2] = bk[2]
+                cd[j + 6] = 0.0
             else:
-                c[j + 2] = a2
-                d[j + 2] = e2
+                cd[j + 2] = a2
+                cd[j + 6] = e2
             if ok[3] and bk[3] >= a3:
-                c[j + 3] = bk[3]
-                d[j + 3] = 0.0
+                cd[j + 3] = bk[3]
+                cd[j + 7] = 0.0
             else:
-                c[j + 3] = a3
-                d[j + 3] = e3
+                cd[j + 3] = a3
+                cd[j + 7] = e3
