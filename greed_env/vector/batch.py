@@ -7,6 +7,10 @@ from __future__ import annotations
 from greed_env.vector.game import apply_action, apply_roll, new_game
 from greed_env.vector.jit import kernel
 from greed_env.vector.layout import (
+    E_DONE,
+    E_ILLEGAL,
+    E_TERMINATED,
+    E_TRUNCATED,
     OK,
 )
 from greed_env.vector.lookup import decode_roll
@@ -64,6 +68,20 @@ def batch_observations(S, seats, tab, obs):
     """Observations of every row from ``seats[i]``."""
     for i in range(S.shape[0]):
         encode_row(S, i, seats[i], tab, obs, i)
+
+
+@kernel
+def episode_flags(E, out):
+    """Every row's terminated, truncated, done and illegal flags into the rows 0-3 of the
+    ``(4, n)`` bool array ``out`` (one pass over the episode columns); returns the rows done."""
+    done = 0
+    for i in range(E.shape[0]):
+        out[0, i] = E[i, E_TERMINATED] != 0
+        out[1, i] = E[i, E_TRUNCATED] != 0
+        out[2, i] = E[i, E_DONE] != 0
+        out[3, i] = E[i, E_ILLEGAL] != 0
+        done += E[i, E_DONE] != 0
+    return done
 
 
 @kernel

@@ -417,6 +417,13 @@ class EpisodeBatch:
     def illegal(self) -> np.ndarray:
         return self.E[:, K.E_ILLEGAL].astype(np.bool_)
 
+    def flags(self) -> tuple[np.ndarray, int]:
+        """The latest step's ``terminated``, ``truncated``, ``done`` and ``illegal`` flags as
+        the rows of one new ``(4, num_envs)`` bool array (each row contiguous), read in one
+        pass, and the number of rows done."""
+        out = np.empty((4, self.num_envs), dtype=np.bool_)
+        return out, int(K.episode_flags(self.E, out))
+
     def _refill(self, force: bool) -> None:
         size = self._codes.shape[1]
         total, low = K.free_slots(self.E, K.E_CODE_READ, K.E_CODE_WRITE, size)

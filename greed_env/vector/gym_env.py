@@ -22,6 +22,8 @@ caller keeps is never written again, so ``copy=True`` (Gymnasium's default) cost
 ``copy=False`` returns the same. Every other array of a step's results is new. A row whose episode has just ended (the
 next-step mode's terminal row, and ``infos["final_info"]["action_mask"]`` in same-step mode)
 carries the terminal mask, all ones, as the single environments do: no row is ever all zeros.
+``infos["final_info"]["action_mask"]`` (and, with ``mask_in_obs``, the mask of each
+``infos["final_obs"]`` entry) is one read-only view of a single all-ones row, allocated once.
 With ``mask_in_obs`` the observations are a dict of the batched vector and the batched mask,
 keyed as in the single environments (:data:`~greed_env.spaces.gym_spaces.MASK_IN_OBS_KEYS`).
 
@@ -96,6 +98,10 @@ class GreedVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.metadata = {**type(self).metadata, "autoreset_mode": AutoresetMode(autoreset_mode)}
         self._started = False
+        terminal = np.ones(self.catalog.n, dtype=np.int8)
+        terminal.flags.writeable = False
+        self._terminal_masks = np.broadcast_to(terminal, (self.num_envs, self.catalog.n))
+        """The terminal mask (all ones) of every row, read-only and allocated once."""
 
     @property
     def autoreset_mode(self) -> AutoresetMode:
@@ -117,7 +123,7 @@ class GreedVectorEnv(VectorEnv):
             self._np_random_seed = int(seed)
         self.batch.reset(seed=None if seed is None else int(seed), rows=rows)
         self._started = True
-        return self._obs(), self._infos(final=False)
+        return self._obs(), self._infos(None, 0)
 
     def step(
         self, actions: Any
@@ -147,9 +153,9 @@ class GreedVectorEnv(VectorEnv):
                     rule="masked-action",
                 )
         self.batch.step(acts)
-        b = self.batch
-        infos = self._infos(final=True)
-        return self._obs(), b.rewards.copy(), b.terminated, b.truncated, infos
+        flags, done = self.batch.flags()
+        infos = self._infos(flags, done)
+        return self._obs(), self.batch.rewards.copy(), flags[0], flags[1], infos
 
     def action_masks(self) -> np.ndarray:
         """``(num_envs, n)`` int8 legal-action masks of the current positions."""
@@ -167,40 +173,40 @@ class GreedVectorEnv(VectorEnv):
         obs_key, mask_key = self._obs_keys
         return {obs_key: vector, mask_key: self.batch.mask}
 
-    def _infos(self, final: bool) -> dict[str, Any]:
+    def _infos(self, flags: np.ndarray | None, ended_rows: int) -> dict[str, Any]:
+        """The infos of a reset (``flags`` None) or of a step (``flags``: :meth:`EpisodeBatch.flags`'s
+        rows terminated, truncated, done, illegal; ``ended_rows``: how many are done)."""
         b = self.batch
         n = self.num_envs
         everywhere = np.ones(n, dtype=np.bool_)
         infos: dict[str, Any] = {
             "action_mask": b.mask,
             "_action_mask": everywhere,
-            "illegal_action": b.illegal if final else np.zeros(n, dtype=np.bool_),
+            "illegal_action": np.zeros(n, dtype=np.bool_) if flags is None else flags[3],
             "_illegal_action": everywhere,
         }
         self._extra_infos(infos, everywhere)
-        if final and self.autoreset_mode == AutoresetMode.SAME_STEP:
-            done = b.done
-            if done.any():
-                final_obs = np.empty(n, dtype=object)
-                rows = np.flatnonzero(done)
-                # one copy of the finished rows; each entry is a row of it (no per-row copy)
-                ended = list(b.final_obs[rows])
-                if self._obs_keys is not None:
-                    masks = list(np.ones((rows.size, self.catalog.n), dtype=np.int8))
-                    obs_key, mask_key = self._obs_keys
-                    ended = [{obs_key: o, mask_key: m} for o, m in zip(ended, masks, strict=True)]
-                for i, entry in zip(rows.tolist(), ended, strict=True):
-                    final_obs[i] = entry  # (a fancy-index assignment would broadcast the arrays)
-                infos["final_obs"] = final_obs
-                infos["_final_obs"] = done
-                final_info: dict[str, Any] = {
-                    "action_mask": np.ones((n, self.catalog.n), dtype=np.int8),
-                    "_action_mask": done,
-                    "illegal_action": b.illegal & done,
-                    "_illegal_action": done,
-                }
-                infos["final_info"] = final_info
-                infos["_final_info"] = done
+        if flags is not None and ended_rows and self.autoreset_mode == AutoresetMode.SAME_STEP:
+            done = flags[2]
+            final_obs = np.empty(n, dtype=object)
+            rows = np.flatnonzero(done)
+            # one copy of the finished rows; each entry is a row of it (no per-row copy)
+            ended = list(b.final_obs[rows])
+            if self._obs_keys is not None:
+                obs_key, mask_key = self._obs_keys
+                ended = [{obs_key: o, mask_key: self._terminal_masks[0]} for o in ended]
+            for i, entry in zip(rows.tolist(), ended, strict=True):
+                final_obs[i] = entry  # (a fancy-index assignment would broadcast the arrays)
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = done
+            final_info: dict[str, Any] = {
+                "action_mask": self._terminal_masks,
+                "_action_mask": done,
+                "illegal_action": flags[3] & done,
+                "_illegal_action": done,
+            }
+            infos["final_info"] = final_info
+            infos["_final_info"] = done
         return infos
 
     def _extra_infos(self, infos: dict[str, Any], everywhere: np.ndarray) -> None:

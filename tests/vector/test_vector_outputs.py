@@ -129,3 +129,33 @@ def test_a_row_a_caller_keeps_holds_its_array() -> None:
     for row, then, mask_row, mask_then in rows:
         np.testing.assert_array_equal(row, then)
         np.testing.assert_array_equal(mask_row, mask_then)
+
+
+def test_step_flags_are_new_each_step_and_terminal_masks_are_read_only() -> None:
+    """``terminated``, ``truncated`` and ``infos["illegal_action"]`` are rows of one array made
+    by the step (a later step leaves them alone; they equal the episode columns), and
+    ``infos["final_info"]["action_mask"]`` is the all-ones terminal mask, read-only."""
+    vec = SolitaireVectorEnv(512, rules="ten_thousand", objective="turn")
+    vec.reset(seed=5)
+    rng = np.random.default_rng(5)
+    kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    ended_steps = 0
+    for _ in range(30):
+        _, _, terminated, truncated, infos = vec.step(vec.sample_legal_actions(rng))
+        np.testing.assert_array_equal(terminated, vec.batch.terminated)
+        np.testing.assert_array_equal(truncated, vec.batch.truncated)
+        np.testing.assert_array_equal(infos["illegal_action"], vec.batch.illegal)
+        assert terminated.flags.c_contiguous and terminated.dtype == np.bool_
+        kept.append((terminated, terminated.copy(), infos["illegal_action"].copy()))
+        for held, then, _ in kept:
+            np.testing.assert_array_equal(held, then)
+        if "final_info" in infos:
+            ended_steps += 1
+            done = infos["_final_info"]
+            np.testing.assert_array_equal(done, vec.batch.done)
+            masks = infos["final_info"]["action_mask"]
+            assert masks.shape == (512, vec.catalog.n) and (masks == 1).all()
+            assert not masks.flags.writeable
+            with pytest.raises(ValueError, match="read-only"):
+                masks[0, 0] = 0
+    assert ended_steps > 0
