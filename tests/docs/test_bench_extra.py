@@ -30,3 +30,22 @@ def test_bench_vector_runs_with_its_connect_four_baseline(run_script: Callable) 
 def test_bench_envs_runs_with_its_connect_four_baseline(run_script: Callable) -> None:  # type: ignore[type-arg]
     proc = run_script("scripts/bench_envs.py", "--repeats", "1", "--seconds", "0.2", "--presets", "farkle")
     assert "connect_four_v3" in proc.stdout
+
+
+def test_bench_speed_prints_every_figure_against_its_reference(run_script: Callable) -> None:  # type: ignore[type-arg]
+    """The one entry point of the speed page: every row, each with its reference and ratio (a
+    small target for the table: no published reference, the headline instead). The rules
+    engine's reference is OpenSpiel's pig where ``open_spiel`` is installed (the suite does not
+    install it), the loop's Python Pig floor otherwise."""
+    proc = run_script(
+        "scripts/bench_speed.py",
+        "--repeats", "1", "--games", "2", "--decisions", "20000", "--single-decisions", "300",
+        "--set", "target=1000",
+    )
+    out = proc.stdout
+    assert re.search(r"load average [\d.]+ -> [\d.]+", out)
+    for name in ("ten_thousand", "progressive"):
+        assert re.search(rf"rules engine, {name} .*(OpenSpiel pig|Python Pig floor).* [\d,]+ +[\d.]+x", out), out
+    assert re.search(r"single Gymnasium env loop.*connect_four_v3 [\d,]+ steps/CPU-s +[\d.]+x", out), out
+    assert re.search(r"two threads \(decisions/s\) +[\d,]+ +one thread, each repeat +[\d.]+", out), out
+    assert re.search(r"--rules progressive --objective duel \(wall s\), target=1000 +[\d.]+ +headline 0\.\d+", out), out
