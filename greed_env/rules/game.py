@@ -309,14 +309,15 @@ def current_keep_options(rules: Rules, state: State) -> tuple[KeepOption, ...]:
 _KeepEffect = tuple[int, Carry, int, str]
 """What keeping a listed option does: its points, the carry-over after it, the number of dice
 kept and the state's event (``keeps 1,5 for 150``)."""
+_KeepTable = tuple[
+    tuple[KeepOption, ...], tuple[Move, ...], dict[tuple[int, ...], _KeepEffect], tuple[Move, ...]
+]
 
 
 @lru_cache(maxsize=1 << 17)
 def _keep_table(
     rules: Rules, roll: tuple[int, ...], carry: Carry, fresh: bool, bar: int
-) -> tuple[
-    tuple[KeepOption, ...], tuple[Move, ...], dict[tuple[int, ...], _KeepEffect], tuple[Move, ...]
-]:
+) -> _KeepTable:
     """Legal keep options of a roll, their moves, canonical taps -> what the keep does, and
     the moves with a voluntary bust after them (derived from :func:`keep_options`, so the
     fast path and the reference reading cannot disagree)."""
@@ -329,6 +330,19 @@ def _keep_table(
         for o in opts
     }
     return opts, moves, effects, (*moves, BUST)
+
+
+_shown: tuple[State | None, Rules | None, _KeepTable | None] = (None, None, None)
+"""The KEEP position :func:`apply_roll` made last, its rules and its keep table:
+:func:`legal_moves` and :func:`apply` on that position read the table from here, without
+hashing the roll and the carry-over again (one tuple, replaced whole)."""
+
+
+def _keep_table_of(rules: Rules, s: State) -> _KeepTable:
+    shown = _shown
+    if shown[0] is s and shown[1] is rules:
+        return shown[2]  # type: ignore[return-value]
+    return _keep_table(rules, s.roll, s.carry, s.fresh, s.bar)
 
 
 def _needs_entry(rules: Rules, s: State, p: int) -> bool:
@@ -385,7 +399,11 @@ def legal_moves(rules: Rules, state: State) -> list[Move]:
     except AttributeError:
         raise _not_rules_and_state(rules, state) from None
     if ph == _KEEP:
-        table = _keep_table(rules, state.roll, state.carry, state.fresh, state.bar)
+        shown = _shown
+        if shown[0] is state and shown[1] is rules:
+            table: _KeepTable = shown[2]  # type: ignore[assignment]
+        else:
+            table = _keep_table(rules, state.roll, state.carry, state.fresh, state.bar)
         if rules.reroll_all and can_reroll_all(rules, state):
             moves = [*table[1], REROLL_ALL]
             if rules.voluntary_bust and not state.rolloff:
@@ -436,7 +454,9 @@ def _roll_text(roll: tuple[int, ...]) -> tuple[str, str, str]:
     return shown, f"rolls {shown}", f"rolls {shown}: bust"
 
 
-_ROLL_TEXT = {roll: _roll_text(roll) for roll in _CANONICAL_ROLLS}
+_ROLL_INFO = {id(roll): (roll, *_roll_text(roll)) for roll in _CANONICAL_ROLLS}
+"""Each canonical roll object by its identity, with its texts: one lookup of an integer key
+tells a sampled roll valid and gives its events, without hashing its faces."""
 
 
 @lru_cache(maxsize=16)
@@ -469,7 +489,7 @@ def sample_roll(rules: Rules, state: State, rng: Any) -> tuple[int, ...]:
     """
     try:
         ph = state.phase
-        k = 1 if ph == _ORDER_ROLL else state.dice
+        k = state.dice if ph == _ROLL else 1
     except AttributeError:
         raise _not_rules_and_state(rules, state) from None
     if ph != _ROLL and ph != _ORDER_ROLL:
@@ -488,8 +508,8 @@ def sample_roll(rules: Rules, state: State, rng: Any) -> tuple[int, ...]:
     if k <= _DECODE_MAX:
         return _DECODE[k][code]
     if k <= _DECODE_MAX + 2:
-        high, low = divmod(code, _LOW_CODES)
-        return _MERGED[k][_LOW_RANK[low] + _HIGH_RANK[k][high % 6 ** (k - 4)]]
+        high, low = divmod(code, _LOW_CODES)  # high < 6 ** (k - 4), as code < 6 ** k
+        return _MERGED[k][_LOW_RANK[low] + _HIGH_RANK[k][high]]
     return _decode(code, k)
 
 
@@ -544,6 +564,8 @@ def apply(rules: Rules, state: State, move: Move) -> State:
     if name is not rules.name and name and name != rules.name:
         raise _other_rules(rules, state)
     ph = state.phase
+    if ph == _KEEP and type(move) is Move and move.kind == "keep" and type(move.taps) is tuple:
+        return _apply_keep(rules, state, move.taps)
     if ph in _CHANCE_PHASES:
         raise IllegalMove("the dice must be rolled first (chance node)", rule="chance-node")
     if ph == _OVER:
@@ -690,7 +712,7 @@ def _continue_refusal(rules: Rules, s: State, kind: str) -> str:
 
 
 def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
-    known = _keep_table(rules, s.roll, s.carry, s.fresh, s.bar)[2].get(taps)
+    known = _keep_table_of(rules, s)[2].get(taps)
     if known is not None:
         score, carry, kept, event = known
     else:
@@ -728,13 +750,18 @@ def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
             )
         return s2
     if rules.exact_target and s.scores[p] + total > rules.target:
-        return _end_turn_values(rules, v, f"goes over {rules.target}: turn lost", bust=True)
+        return _end_turn_values(rules, v, _goes_over(rules.target), bust=True)
     if dice == 0:
         s2 = _new(State, v)
         if not can_bank(rules, s2):
             return _end_turn(rules, s2, "no dice left and cannot bank: turn scores 0", bust=False)
         return s2
     return _new(State, v)
+
+
+@lru_cache(maxsize=64)
+def _goes_over(target: int) -> str:
+    return f"goes over {target}: turn lost"
 
 
 def _read_unlisted_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> KeepResult:
@@ -762,12 +789,15 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
     name = state.rules_name
     if name is not rules.name and name and name != rules.name:
         raise _other_rules(rules, state)
-    canonical = _CANONICAL_ROLLS.get(roll) if type(roll) is tuple else None
-    # 1.0 and True equal 1 (and hash alike): an equal tuple of other types is checked face by face
-    if canonical is not roll and (canonical is None or not all(type(f) is int for f in roll)):
-        roll = tuple(sorted(_as_faces(roll)))
-        canonical = _CANONICAL_ROLLS.get(roll, roll)
-    roll = canonical
+    info = _ROLL_INFO.get(id(roll))
+    if info is None:
+        canonical = _CANONICAL_ROLLS.get(roll) if type(roll) is tuple else None
+        # 1.0 and True equal 1 (and hash alike): an equal tuple of other types is checked face by face
+        if canonical is not roll and (canonical is None or not all(type(f) is int for f in roll)):
+            roll = tuple(sorted(_as_faces(roll)))
+            canonical = _CANONICAL_ROLLS.get(roll, roll)
+        roll = canonical
+        info = _ROLL_INFO.get(id(roll))  # None for faces outside 1..6 or more than eight dice
     ph = state.phase
     if ph == _ORDER_ROLL:
         if len(roll) != 1 or roll[0] not in range(1, 7):
@@ -786,12 +816,11 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
         )
     if ph != _ROLL:
         raise IllegalMove("not a chance node: no dice are waiting to be rolled", rule="not-chance")
-    text = _ROLL_TEXT.get(roll) if len(roll) == state.dice else None
-    if text is None:
+    if info is None or len(roll) != state.dice:
         if roll not in _valid_rolls(state.dice):
             raise IllegalMove(f"expected {state.dice} dice showing 1..6, got {roll}", rule="roll")
-        text = _roll_text(roll)
-    shown, rolls_event, bust_event = text
+        info = (roll, *_roll_text(roll))
+    _, shown, rolls_event, bust_event = info
     if rules.six_kind_wins and roll_wins(rules, roll):
         s = state._replace(phase=Phase.KEEP, roll=roll, for_nothing=False, event=f"rolls {shown}")
         return _finish(s, (state.player,), f"player {state.player} rolled six of a kind: instant win")
@@ -804,8 +833,12 @@ def apply_roll(rules: Rules, state: State, roll: tuple[int, ...] | list[int]) ->
     v[_I_PHASE] = _KEEP
     v[_I_ROLL] = roll
     v[_I_EVENT] = rolls_event
-    if _keep_table(rules, roll, state.carry, state.fresh, state.bar)[0]:
-        return _new(State, v)
+    table = _keep_table(rules, roll, state.carry, state.fresh, state.bar)
+    if table[0]:
+        global _shown
+        s = _new(State, v)
+        _shown = (s, rules, table)
+        return s
     if state.bar >= 0 and keep_options(rules, roll, state.carry, state.fresh):
         return _end_turn_values(
             rules, v, f"rolls {shown}: does not beat {state.bar}, turn scores 0", bust=True
@@ -924,23 +957,30 @@ def _next_turn_values(rules: Rules, v: list[Any], piggy: tuple[int, int] | None)
         v[_I_ENTERED] = _set(entered, p, True)
     rounds = v[_I_ROUNDS] + 1
     v[_I_ROUNDS] = rounds
-    v[_I_TURN_TOTAL] = 0
-    v[_I_ROLL] = ()
-    v[_I_CARRY] = EMPTY_CARRY
     v[_I_PIGGY] = piggy
     endgame = v[_I_ENDGAME]
     if rules.rounds and rounds >= rules.rounds * n and not (endgame and rules.final_round_past_rounds):
         v[_I_FINAL_LEFT] = ()
-        return _resolve_rounds(rules, _new(State, v))
+        return _resolve_rounds(rules, _turn_cleared(v))
     if endgame:
         left = tuple(x for x in v[_I_FINAL_LEFT] if x != p)
         v[_I_FINAL_LEFT] = left
         if not left:
-            return _resolve_end(rules, _new(State, v))
+            return _resolve_end(rules, _turn_cleared(v))
         return _begin_turn_values(rules, v, left[0], v[_I_EVENT])
     if rounds >= rules.horizon_rounds * n:
-        return _finish(_new(State, v), tuple(range(n)), "horizon reached: the pot is shared")
+        return _finish(_turn_cleared(v), tuple(range(n)), "horizon reached: the pot is shared")
     return _begin_turn_values(rules, v, (p + 1) % n, v[_I_EVENT])
+
+
+def _turn_cleared(v: list[Any]) -> State:
+    """The state of field values ``v`` with the ended turn's total, roll and carry-over
+    cleared, for a game that ends without another turn (:func:`_begin_turn_values` sets them
+    for the next turn)."""
+    v[_I_TURN_TOTAL] = 0
+    v[_I_ROLL] = ()
+    v[_I_CARRY] = EMPTY_CARRY
+    return _new(State, v)
 
 
 def _resolve_end(rules: Rules, s: State) -> State:
@@ -1039,7 +1079,9 @@ def _as_faces(values: Any) -> tuple[int, ...]:
 
 
 def _set(t: tuple[Any, ...], i: int, v: Any) -> tuple[Any, ...]:
-    return (*t[:i], v, *t[i + 1 :])
+    values = list(t)
+    values[i] = v
+    return tuple(values)
 
 
 def _others_after(p: int, n: int) -> tuple[int, ...]:

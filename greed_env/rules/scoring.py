@@ -816,14 +816,39 @@ def _submultisets(counts: Counts) -> list[Counts]:
     return out  # type: ignore[return-value]
 
 
+_SubReadings = tuple[tuple[tuple[int, ...], KeepResult, str], ...]
+
+
 @lru_cache(maxsize=1 << 17)
-def _sub_readings(
-    rules: Rules, sub: Counts, carry: Carry, fresh: bool
-) -> tuple[tuple[tuple[int, ...], KeepResult, str], ...]:
-    """The distinct readings of keeping the multiset ``sub`` (see :func:`keep_options`)."""
+def _sub_readings(rules: Rules, sub: Counts, carry: Carry, fresh: bool) -> _SubReadings:
+    """The distinct readings of keeping the multiset ``sub`` (see :func:`keep_options`).
+
+    Under tap-order rules the working sets of faces that ``sub`` does not hold take no part in
+    its reading and come out unchanged in every carry-over: the readings are those of the
+    carry-over without them (cached once for every such carry-over), with them put back.
+    """
     if not rules.carry_over:
         res = _read(rules, _dice_of(sub), sub, carry, fresh)
         return () if res is None else ((_dice_of(sub), res, ""),)
+    sets = carry.sets
+    if any(n and not k for n, k in zip(sets, sub, strict=True)):
+        own = tuple(n if k else 0 for n, k in zip(sets, sub, strict=True))
+        readings = _sub_readings(rules, sub, carry._replace(sets=own), fresh)  # type: ignore[arg-type]
+        return tuple(
+            (taps, res._replace(carry=_sets_outside(res.carry, sets, sub)), kind)
+            for taps, res, kind in readings
+        )
+    return _tap_order_readings(rules, sub, carry, fresh)
+
+
+def _sets_outside(carry: Carry, sets: Counts, sub: Counts) -> Carry:
+    """``carry`` with the working sets of the faces ``sub`` does not hold taken from ``sets``."""
+    merged = tuple(n if k else m for n, m, k in zip(carry.sets, sets, sub, strict=True))
+    return carry._replace(sets=merged)  # type: ignore[arg-type]
+
+
+def _tap_order_readings(rules: Rules, sub: Counts, carry: Carry, fresh: bool) -> _SubReadings:
+    """:func:`_sub_readings` under tap-order rules, read against the whole ``carry``."""
     out = []
     for taps, _, kind in _tap_readings(rules, sub, carry):
         res = _read(rules, taps, sub, carry, fresh)
