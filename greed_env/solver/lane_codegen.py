@@ -9,10 +9,12 @@ is committed (``tests/solver/test_lane_kernel.py`` checks it is this generator's
 Progressive's duel at target 5,000, one thread, CPU seconds: the per-pair solver 193; lanes
 1 / 2 / 4 / 8 / 16: 76 / 71 / 66 / 73 / 82 (more lanes compute more rows below their own
 scores and spill registers), hence 4. A node holds its lanes' values and then their slopes
-(one cache line for four lanes), the best keep's slope is carried along with its value by a
-select, and the walk indexes with unsigned integers: numba tests every signed index for a
-negative value, and those tests were most of the walk's instructions (one block of four lanes
-at score 40 of the full grid: 1.83 -> 1.24 ms per lane).
+(one cache line for four lanes). The walk over a roll's keeps, most of the work, is
+:func:`greed_env.solver.lane_simd.best_keeps`: the lanes as one vector, each keep's value and
+slope taken by a select, indexed with unsigned integers (numba tests every signed index for a
+negative value, and those tests were most of the walk's instructions). One block of four lanes
+at score 40 of the full grid: 1.83 ms per lane with a branch per lane and signed indices, 1.24
+with selects and unsigned indices, 0.64 as vectors.
 
     python -m greed_env.solver.lane_codegen      # rewrites lane_kernel.py
 """
@@ -35,6 +37,8 @@ from typing import Any
 import numpy as np
 from numba import njit, uint64
 
+from greed_env.solver.lane_simd import best_keeps
+
 LANES = {lanes}
 NODE = 2 * LANES
 """Doubles per node of a lane pass's grid: the lanes' values after a keep, then their slopes."""
@@ -51,9 +55,8 @@ def lane_rows(cd: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarr
     the fewest points a turn needs to reach it, :func:`~greed_env.solver.carry_kernels.reach_points`):
     no turn started at ``s_lo`` or above is there, and only such skipped nodes would read them.
 
-    The grid is indexed with unsigned integers (``koff`` scaled to doubles once): numba adds
-    a test for a negative index to every signed one, which in the walk over the keeps cost
-    as much as the rest of it. A node's slopes share its values' cache line."""
+    The walk over a roll's keeps is :func:`~greed_env.solver.lane_simd.best_keeps`, all lanes
+    in one vector, indexed with unsigned integers (``koff`` scaled to doubles once)."""
     n_states, gs, gp, ost, _osc, _onx, pb, _pnot = ctab
     kw = (koff * NODE).astype(np.uint64)
     zd = 1.0 if vbust else 0.0
@@ -84,16 +87,9 @@ def _lines(lanes: int) -> list[str]:
     each(12, "a{i} = p * x[{i}]")
     each(12, "e{i} = p")
     out.append("            for g in range(gs[k], gs[k + 1]):")
-    each(16, "b{i} = z{i}")
-    each(16, "h{i} = zd")
-    out.append("                for o in range(uint64(ost[g]), uint64(ost[g + 1])):")
-    out.append("                    j = rw + kw[o]")
-    for i in r:
-        out.append(f"                    t{i} = cd[j + uint64({i})]")
-        out.append(f"                    y{i} = cd[j + uint64({lanes + i})]")
-        out.append(f"                    m{i} = t{i} > b{i}")
-        out.append(f"                    b{i} = t{i} if m{i} else b{i}")
-        out.append(f"                    h{i} = y{i} if m{i} else h{i}")
+    best = ", ".join([f"b{i}" for i in r] + [f"h{i}" for i in r])
+    start = ", ".join([f"z{i}" for i in r] + ["zd"] * lanes)
+    out.append(f"                {best} = best_keeps(cd, kw, ost[g], ost[g + 1], rw, ({start}))")
     out.append("                p = gp[g]")
     each(16, "a{i} += p * b{i}")
     each(16, "e{i} += p * h{i}")

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from numba import njit, uint64
 
+from greed_env.solver.lane_simd import best_keeps
+
 LANES = 4
 NODE = 2 * LANES
 """Doubles per node of a lane pass's grid: the lanes' values after a keep, then their slopes."""
@@ -24,9 +26,8 @@ def lane_rows(cd: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarr
     the fewest points a turn needs to reach it, :func:`~greed_env.solver.carry_kernels.reach_points`):
     no turn started at ``s_lo`` or above is there, and only such skipped nodes would read them.
 
-    The grid is indexed with unsigned integers (``koff`` scaled to doubles once): numba adds
-    a test for a negative index to every signed one, which in the walk over the keeps cost
-    as much as the rest of it. A node's slopes share its values' cache line."""
+    The walk over a roll's keeps is :func:`~greed_env.solver.lane_simd.best_keeps`, all lanes
+    in one vector, indexed with unsigned integers (``koff`` scaled to doubles once)."""
     n_states, gs, gp, ost, _osc, _onx, pb, _pnot = ctab
     kw = (koff * NODE).astype(np.uint64)
     zd = 1.0 if vbust else 0.0
@@ -56,36 +57,7 @@ def lane_rows(cd: np.ndarray, s_top: int, s_lo: int, ctab: tuple, koff: np.ndarr
             e2 = p
             e3 = p
             for g in range(gs[k], gs[k + 1]):
-                b0 = z0
-                b1 = z1
-                b2 = z2
-                b3 = z3
-                h0 = zd
-                h1 = zd
-                h2 = zd
-                h3 = zd
-                for o in range(uint64(ost[g]), uint64(ost[g + 1])):
-                    j = rw + kw[o]
-                    t0 = cd[j + uint64(0)]
-                    y0 = cd[j + uint64(4)]
-                    m0 = t0 > b0
-                    b0 = t0 if m0 else b0
-                    h0 = y0 if m0 else h0
-                    t1 = cd[j + uint64(1)]
-                    y1 = cd[j + uint64(5)]
-                    m1 = t1 > b1
-                    b1 = t1 if m1 else b1
-                    h1 = y1 if m1 else h1
-                    t2 = cd[j + uint64(2)]
-                    y2 = cd[j + uint64(6)]
-                    m2 = t2 > b2
-                    b2 = t2 if m2 else b2
-                    h2 = y2 if m2 else h2
-                    t3 = cd[j + uint64(3)]
-                    y3 = cd[j + uint64(7)]
-                    m3 = t3 > b3
-                    b3 = t3 if m3 else b3
-                    h3 = y3 if m3 else h3
+                b0, b1, b2, b3, h0, h1, h2, h3 = best_keeps(cd, kw, ost[g], ost[g + 1], rw, (z0, z1, z2, z3, zd, zd, zd, zd))
                 p = gp[g]
                 a0 += p * b0
                 a1 += p * b1
