@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import numba
 import numpy as np
 
 from greed_env import progress
@@ -429,7 +430,8 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         fn = ck.carry_duel_solve_lanes if target >= LANE_MIN_TARGET else ck.carry_duel_solve
         if levels is not None:
             fn = levels.carry_duel
-        v, iters = fn(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, progress.counter())
+        with numba.parallel_chunksize(1):  # the lane blocks of a step, longest first, to whichever thread is free
+            v, iters = fn(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, progress.counter())
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")
         meta = {
