@@ -338,13 +338,6 @@ _shown: tuple[State | None, Rules | None, _KeepTable | None] = (None, None, None
 hashing the roll and the carry-over again (one tuple, replaced whole)."""
 
 
-def _keep_table_of(rules: Rules, s: State) -> _KeepTable:
-    shown = _shown
-    if shown[0] is s and shown[1] is rules:
-        return shown[2]  # type: ignore[return-value]
-    return _keep_table(rules, s.roll, s.carry, s.fresh, s.bar)
-
-
 def _needs_entry(rules: Rules, s: State, p: int) -> bool:
     if s.entered[p] or rules.entry_threshold <= 0:
         return False
@@ -712,7 +705,12 @@ def _continue_refusal(rules: Rules, s: State, kind: str) -> str:
 
 
 def _apply_keep(rules: Rules, s: State, taps: tuple[int, ...]) -> State:
-    known = _keep_table_of(rules, s)[2].get(taps)
+    shown = _shown
+    if shown[0] is s and shown[1] is rules:
+        table: _KeepTable = shown[2]  # type: ignore[assignment]
+    else:
+        table = _keep_table(rules, s.roll, s.carry, s.fresh, s.bar)
+    known = table[2].get(taps)
     if known is not None:
         score, carry, kept, event = known
     else:
@@ -865,12 +863,21 @@ def _begin_turn_values(rules: Rules, v: list[Any], p: int, event: str) -> State:
     offer = v[_I_PIGGY] if (rules.piggyback and not rolloff) else None
     v[_I_PHASE] = _START if offer is not None else _ROLL
     v[_I_PLAYER] = p
-    v[_I_TURNS] = turns if rolloff else _set(turns, p, turns[p] + 1)
-    v[_IN_TURN] = (0, rules.num_dice, (), EMPTY_CARRY, True, -1, False, False)
+    if not rolloff:
+        counts = list(turns)
+        counts[p] += 1
+        v[_I_TURNS] = tuple(counts)
+    v[_IN_TURN] = _new_turn(rules.num_dice)
     v[_I_PIGGY] = offer
     v[_I_TAKEN_OVER] = 0
     v[_I_EVENT] = event or f"player {p} to play"
     return _new(State, v)
+
+
+@lru_cache(maxsize=16)
+def _new_turn(num_dice: int) -> tuple[Any, ...]:
+    """The in-turn fields (:data:`_IN_TURN`) at the start of a turn with ``num_dice`` dice."""
+    return (0, num_dice, (), EMPTY_CARRY, True, -1, False, False)
 
 
 def _bank(rules: Rules, s: State) -> State:
@@ -939,7 +946,9 @@ def _end_turn_values(rules: Rules, v: list[Any], event: str, bust: bool) -> Stat
             v[_I_SCORES] = _set(scores, p, scores[p] - rules.bust_penalty)
             event += f"; {streak} busts in a row cost {rules.bust_penalty}"
             streak = 0
-        v[_I_STREAKS] = _set(streaks, p, streak)
+        counts = list(streaks)
+        counts[p] = streak
+        v[_I_STREAKS] = tuple(counts)
     v[_I_EVENT] = event
     return _next_turn_values(rules, v, None)
 
