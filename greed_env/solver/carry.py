@@ -430,7 +430,7 @@ def solve(rules: Rules, objective: str, tol: float = DEFAULT_TOL, cap: int | Non
         fn = ck.carry_duel_solve_lanes if target >= LANE_MIN_TARGET else ck.carry_duel_solve
         if levels is not None:
             fn = levels.carry_duel
-        with numba.parallel_chunksize(1):  # the lane blocks of a step, longest first, to whichever thread is free
+        with numba.parallel_chunksize(1):  # a step's lane blocks one at a time to whichever thread is free
             v, iters = fn(target, ct.kernel_tables(), ct.max_keep, rules.voluntary_bust, q, tie, tol, _MAX_ITER, progress.counter())
         if np.any(iters < 0):
             raise SolverError("the duel Newton iteration did not converge")

@@ -488,9 +488,11 @@ def carry_duel_solve_lanes(target: int, ctab: tuple, max_keep: int, vbust: bool,
             if m == 0:
                 break
             nblocks = (m + LANES - 1) // LANES
-            for blk in prange(nblocks):
-                # the longest first (a block's rows grow as its movers' scores fall): under
-                # numba.parallel_chunksize(1) (solve) a free thread takes the next block
+            for i in prange(nblocks):
+                # blocks in the order first, last, second, second last...: a block's rows grow as
+                # its movers' scores fall, so two contiguous halves (prange's default) hold equal
+                # rows; under numba.parallel_chunksize(1) (solve) a free thread takes the next
+                blk = i // 2 if i % 2 == 0 else nblocks - 1 - i // 2
                 s = blk * LANES
                 k = min(LANES, m - s)
                 lane_pass(mover[s:s + k], opp[s:s + k], xs[s:s + k], outs[s:s + k], k, target, ctab, koff, v, max_keep, vbust, f0[s:s + k], f1[s:s + k], reach)
