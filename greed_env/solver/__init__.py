@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from greed_env import cluster, interrupts
 from greed_env import progress as prog
 from greed_env.rules.config import PRESETS, Rules, resolve_rules
+from greed_env.solver import kernel_cache  # noqa: F401  (first: stamps the kernels' cache)
 from greed_env.solver.model import SolverError, check_supported
 from greed_env.solver.optimal_bot import OptimalBot
 from greed_env.solver.size import SolveTooBigError, check_size, estimate
