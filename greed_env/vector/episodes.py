@@ -9,6 +9,8 @@ thread scheduling or on how often the buffers are refilled. Rewards: :mod:`greed
 
 from __future__ import annotations
 
+from numba import njit
+
 from greed_env.vector.game import apply_action, apply_roll, legal_action, new_game, random_legal
 from greed_env.vector.jit import kernel
 from greed_env.vector.layout import (
@@ -58,8 +60,12 @@ from greed_env.vector.observe import encode_row, mask_and_list_row
 from greed_env.vector.policies import optimal_action, threshold_action
 from greed_env.vector.rewards import score_step, turns_played
 
+inlined = njit(cache=True, nogil=True, _nrt=False, inline="always")
+"""The decorator of the helpers that numba inlines into their callers' IR: a call between
+kernels passes every array as its unpacked fields, dozens of scalar arguments per call."""
 
-@kernel
+
+@inlined
 def _advance(S, E, i, tab, ep, oidx, oval, oflag, codes, unif):
     """Roll and let the opponents move until the learner decides or the episode stops."""
     mode = ep[EP_MODE]
@@ -95,7 +101,7 @@ def _advance(S, E, i, tab, ep, oidx, oval, oflag, codes, unif):
         return OK
 
 
-@kernel
+@inlined
 def _start_game(S, i, tab, ep):
     if ep[EP_MODE] == MODE_DUEL:
         new_game(S, i, ep[EP_NPLAYERS], -1, tab)
@@ -105,7 +111,7 @@ def _start_game(S, i, tab, ep):
             S[i, B_ENTERED] = 1
 
 
-@kernel
+@inlined
 def _run(S, E, i, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending, final_obs):
     """Carry game ``i`` through its pending stages; returns STARVED if it must wait for draws."""
     mode = ep[EP_MODE]
@@ -159,7 +165,7 @@ def _run(S, E, i, tab, ep, fp, oidx, oval, oflag, codes, unif, rewards, pending,
     return OK
 
 
-@kernel
+@inlined
 def _publish(S, E, i, tab, obs, mask, legal):
     encode_row(S, i, E[i, E_SEAT], tab, obs, i)
     if E[i, E_STAGE] == STAGE_OVER:  # next-step autoreset: the terminal mask is all ones
