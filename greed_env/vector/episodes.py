@@ -9,8 +9,6 @@ thread scheduling or on how often the buffers are refilled. Rewards: :mod:`greed
 
 from __future__ import annotations
 
-from numba import njit
-
 from greed_env.vector.game import apply_action, apply_roll, legal_action, new_game, random_legal
 from greed_env.vector.jit import kernel
 from greed_env.vector.layout import (
@@ -56,13 +54,10 @@ from greed_env.vector.layout import (
     STAGE_RESET_ADVANCE,
     STARVED,
 )
+from greed_env.vector.lookup import inlined
 from greed_env.vector.observe import encode_row, mask_and_list_row
 from greed_env.vector.policies import optimal_action, threshold_action
 from greed_env.vector.rewards import score_step, turns_played
-
-inlined = njit(cache=True, nogil=True, _nrt=False, inline="always")
-"""The decorator of the helpers that numba inlines into their callers' IR: a call between
-kernels passes every array as its unpacked fields, dozens of scalar arguments per call."""
 
 
 @inlined

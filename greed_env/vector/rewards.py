@@ -4,7 +4,6 @@ the duel's share of the pot (what :mod:`greed_env.envs` pays, in batch).
 
 from __future__ import annotations
 
-from greed_env.vector.jit import kernel
 from greed_env.vector.layout import (
     B_SCORE,
     B_TURNS,
@@ -25,16 +24,17 @@ from greed_env.vector.layout import (
     MODE_TURN,
     PH_OVER,
 )
+from greed_env.vector.lookup import inlined
 
 
-@kernel
+@inlined
 def turns_played(S, i):
     if S[i, C_PHASE] == PH_OVER:
         return S[i, B_TURNS]
     return S[i, B_TURNS] - 1
 
 
-@kernel
+@inlined
 def score_step(S, E, i, ep, fp, rewards, pending):
     """Reward and episode end after the learner's move and what followed it."""
     mode = ep[EP_MODE]
