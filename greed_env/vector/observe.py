@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from greed_env.vector.game import can_bank, in_rolloff, nth_action
 from greed_env.vector.jit import kernel
 from greed_env.vector.layout import (
@@ -81,6 +83,7 @@ from greed_env.vector.layout import (
     T_OFF_COUNTS,
     T_OFF_OBS,
 )
+from greed_env.vector.lookup import inlined
 
 
 @kernel
@@ -88,98 +91,110 @@ def _clip(x, low, high):
     return min(max(x, low), high)
 
 
+@inlined
+def _at(tab, oi, slot):
+    """Column of observation slot ``slot`` (``tab[oi + slot]``, ``oi`` the unsigned offset of
+    the slots), unsigned: numba checks signed indices for negative (wraparound) values."""
+    return np.uint64(tab[oi + np.uint64(slot)])
+
+
 @kernel
 def encode_row(S, i, me, tab, out, o):
     """``encode_observation(rules, state, me)`` of row ``i`` into ``out[o]``."""
     for c in range(out.shape[1]):
         out[o, c] = 0.0
-    oi = tab[T_OFF_OBS]
+    oi = np.uint64(tab[T_OFF_OBS])
     n = S[i, C_NPLAYERS]
     target = float(tab[CFG_SCALE])
     nd = float(tab[CFG_NUM_DICE])
     entry = tab[CFG_ENTRY]
-    out[o, tab[oi + O_NUM_DICE]] = nd / 8.0
-    out[o, tab[oi + O_NUM_PLAYERS]] = n / 8.0
-    out[o, tab[oi + O_ENTRY]] = _clip(entry / target, 0.0, 1.0)
-    out[o, tab[oi + O_MIN_BANK]] = _clip(tab[CFG_MIN_BANK] / target, 0.0, 1.0)
+    out[o, _at(tab, oi, O_NUM_DICE)] = nd / 8.0
+    out[o, _at(tab, oi, O_NUM_PLAYERS)] = n / 8.0
+    out[o, _at(tab, oi, O_ENTRY)] = _clip(entry / target, 0.0, 1.0)
+    out[o, _at(tab, oi, O_MIN_BANK)] = _clip(tab[CFG_MIN_BANK] / target, 0.0, 1.0)
     phase = S[i, C_PHASE]
     if phase == PH_KEEP:
-        counts = tab[T_OFF_COUNTS] + 6 * S[i, C_ROLL]
+        counts = np.uint64(tab[T_OFF_COUNTS] + 6 * S[i, C_ROLL])
         step = 1.0 / nd
-        showing = tab[oi + O_SHOWING]
+        showing = _at(tab, oi, O_SHOWING)
         for f in range(6):
             x = 0.0
-            for _ in range(tab[counts + f]):
+            for _ in range(tab[counts + np.uint64(f)]):
                 x += step
-            out[o, showing + f] = x
+            out[o, showing + np.uint64(f)] = x
     acting = S[i, C_PLAYER] == me and phase != PH_OVER
     total = S[i, C_TOTAL]
     if acting:
-        out[o, tab[oi + O_MY_TURN]] = 1.0
-    out[o, tab[oi + O_IN_HAND]] = S[i, C_DICE] / nd
-    out[o, tab[oi + O_FRESH]] = float(S[i, C_FRESH])
-    out[o, tab[oi + O_TURN_TOTAL]] = _clip(total / target, 0.0, 2.0)
+        out[o, _at(tab, oi, O_MY_TURN)] = 1.0
+    out[o, _at(tab, oi, O_IN_HAND)] = S[i, C_DICE] / nd
+    out[o, _at(tab, oi, O_FRESH)] = float(S[i, C_FRESH])
+    out[o, _at(tab, oi, O_TURN_TOTAL)] = _clip(total / target, 0.0, 2.0)
     if acting and phase == PH_CONTINUE and can_bank(S, i, tab):
-        out[o, tab[oi + O_CAN_BANK]] = 1.0
-    out[o, tab[oi + O_ENTRY_MET]] = float(S[i, C_ENTRY_MET])
+        out[o, _at(tab, oi, O_CAN_BANK)] = 1.0
+    out[o, _at(tab, oi, O_ENTRY_MET)] = float(S[i, C_ENTRY_MET])
     if acting and S[i, B_ENTERED + me] == 0 and entry > 0:
-        out[o, tab[oi + O_ENTRY_MISSING]] = _clip((entry - total) / target, 0.0, 1.0)
+        out[o, _at(tab, oi, O_ENTRY_MISSING)] = _clip((entry - total) / target, 0.0, 1.0)
     my_score = S[i, B_SCORE + me]
-    out[o, tab[oi + O_TO_TARGET]] = _clip((target - my_score) / target, -1.0, 2.0)
+    out[o, _at(tab, oi, O_TO_TARGET)] = _clip((target - my_score) / target, -1.0, 2.0)
     unbanked = total if acting else 0
-    out[o, tab[oi + O_TO_TARGET_AFTER]] = _clip((target - my_score - unbanked) / target, -1.0, 2.0)
+    out[o, _at(tab, oi, O_TO_TARGET_AFTER)] = _clip(
+        (target - my_score - unbanked) / target, -1.0, 2.0
+    )
     streak_scale = float(tab[CFG_STREAK_SCALE])
-    present = tab[oi + O_PRESENT]
-    score = tab[oi + O_SCORE]
-    entered = tab[oi + O_ENTERED]
-    streak = tab[oi + O_STREAK]
-    owed = tab[oi + O_OWED]
+    present = _at(tab, oi, O_PRESENT)
+    score = _at(tab, oi, O_SCORE)
+    entered = _at(tab, oi, O_ENTERED)
+    streak = _at(tab, oi, O_STREAK)
+    owed = _at(tab, oi, O_OWED)
     for k in range(min(n, MAX_PLAYERS)):
         p = (me + k) % n
-        out[o, present + k] = 1.0
-        out[o, score + k] = _clip(S[i, B_SCORE + p] / target, -1.0, 2.0)
+        uk = np.uint64(k)
+        out[o, present + uk] = 1.0
+        out[o, score + uk] = _clip(S[i, B_SCORE + p] / target, -1.0, 2.0)
         if S[i, B_ENTERED + p] != 0:
-            out[o, entered + k] = 1.0
+            out[o, entered + uk] = 1.0
         if S[i, B_STREAK + p] != 0:
-            out[o, streak + k] = _clip(S[i, B_STREAK + p] / streak_scale, 0.0, 1.0)
+            out[o, streak + uk] = _clip(S[i, B_STREAK + p] / streak_scale, 0.0, 1.0)
         if S[i, B_OWED + p] != 0:
-            out[o, owed + k] = 1.0
-    out[o, tab[oi + O_PHASE] + phase] = 1.0
-    out[o, tab[oi + O_FINAL]] = float(S[i, C_ENDGAME])
+            out[o, owed + uk] = 1.0
+    out[o, _at(tab, oi, O_PHASE) + np.uint64(phase)] = 1.0
+    out[o, _at(tab, oi, O_FINAL)] = float(S[i, C_ENDGAME])
     if S[i, B_OWED + me] != 0:
-        out[o, tab[oi + O_ME_OWED]] = 1.0
+        out[o, _at(tab, oi, O_ME_OWED)] = 1.0
     bar = S[i, C_BAR]
     if bar >= 0:
-        out[o, tab[oi + O_BAR_ACTIVE]] = 1.0
-        out[o, tab[oi + O_BAR]] = _clip(bar / target, 0.0, 2.0)
+        out[o, _at(tab, oi, O_BAR_ACTIVE)] = 1.0
+        out[o, _at(tab, oi, O_BAR)] = _clip(bar / target, 0.0, 2.0)
     span = tab[CFG_ROUNDS] if tab[CFG_ROUNDS] != 0 else tab[CFG_HORIZON]
-    out[o, tab[oi + O_PROGRESS]] = _clip(S[i, C_ROUNDS] / (span * n), 0.0, 1.0)
+    out[o, _at(tab, oi, O_PROGRESS)] = _clip(S[i, C_ROUNDS] / (span * n), 0.0, 1.0)
     if tab[CFG_EXACT] != 0:
-        out[o, tab[oi + O_EXACT]] = 1.0
-        went_out = tab[oi + O_WENT_OUT]
+        out[o, _at(tab, oi, O_EXACT)] = 1.0
+        went_out = _at(tab, oi, O_WENT_OUT)
         for k in range(S[i, C_NFIN]):
-            out[o, went_out + (S[i, B_FIN + k] - me) % n] = 1.0
+            out[o, went_out + np.uint64((S[i, B_FIN + k] - me) % n)] = 1.0
     if tab[CFG_CARRY] != 0:
         c = tab[T_OFF_CARRY] + S[i, C_DSTATE] * CARRY_FIELDS
         for f in range(6):
             if tab[c + f] != 0:
-                out[o, tab[oi + O_WORKING_SET] + f] = _clip(tab[c + f] / nd, 0.0, 1.0)
+                out[o, _at(tab, oi, O_WORKING_SET) + np.uint64(f)] = _clip(
+                    tab[c + f] / nd, 0.0, 1.0
+                )
             if tab[c + 6 + f] != 0:
-                out[o, tab[oi + O_OPEN_FILL] + f] = 1.0
+                out[o, _at(tab, oi, O_OPEN_FILL) + np.uint64(f)] = 1.0
             if tab[c + 12 + f] != 0:
-                out[o, tab[oi + O_WORKING_PAIRS] + f] = 1.0
+                out[o, _at(tab, oi, O_WORKING_PAIRS) + np.uint64(f)] = 1.0
     if in_rolloff(S, i):
-        out[o, tab[oi + O_IN_ROLLOFF]] = 1.0
-        out[o, tab[oi + O_ROLLOFF_ROUND]] = _clip(
+        out[o, _at(tab, oi, O_IN_ROLLOFF)] = 1.0
+        out[o, _at(tab, oi, O_ROLLOFF_ROUND)] = _clip(
             S[i, C_RROUND] / tab[CFG_ROLLOFF_HORIZON], 0.0, 1.0
         )
     if S[i, C_NRSCORES] > 0:
         best = S[i, B_RSCORE]
         for k in range(1, S[i, C_NRSCORES]):
             best = max(best, S[i, B_RSCORE + k])
-        out[o, tab[oi + O_ROLLOFF_BEST]] = _clip(best / target, 0.0, 2.0)
+        out[o, _at(tab, oi, O_ROLLOFF_BEST)] = _clip(best / target, 0.0, 2.0)
     if phase == PH_SPLIT:
-        out[o, tab[oi + O_SPLIT_VOTES]] = S[i, C_VOTES] / n
+        out[o, _at(tab, oi, O_SPLIT_VOTES)] = S[i, C_VOTES] / n
 
 
 @kernel
