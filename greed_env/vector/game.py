@@ -8,6 +8,8 @@ Columns are the derived constants of :mod:`greed_env.vector.layout`.
 
 from __future__ import annotations
 
+import numpy as np
+
 from greed_env.vector.jit import kernel
 from greed_env.vector.layout import (
     B_ENTERED,
@@ -542,9 +544,9 @@ def nth_action(S, i, tab, nth, ids, listed=None):
             if bar < 0 or option_field(tab, rec, j, OPT_SCORE) > bar:
                 a = option_field(tab, rec, j, OPT_ACTION)
                 if ids is not None:
-                    ids[i, a] = 1
+                    ids[i, np.uint64(a)] = 1
                     if listed is not None and m + 1 < listed.shape[1]:
-                        listed[i, m + 1] = a
+                        listed[i, np.uint64(m + 1)] = a
                 elif m == nth:
                     return a
                 m += 1
@@ -555,9 +557,9 @@ def nth_action(S, i, tab, nth, ids, listed=None):
             ):
                 if tab[flag] != 0 and (flag != CFG_REROLL_ALL or can_reroll(S, i, tab)):
                     if ids is not None:
-                        ids[i, a] = 1
+                        ids[i, np.uint64(a)] = 1
                         if listed is not None and m + 1 < listed.shape[1]:
-                            listed[i, m + 1] = a
+                            listed[i, np.uint64(m + 1)] = a
                     elif m == nth:
                         return a
                     m += 1
@@ -587,7 +589,7 @@ def nth_action(S, i, tab, nth, ids, listed=None):
         second = tab[CFG_ACT_LAST]
     if first >= 0:
         if ids is not None:
-            ids[i, first] = 1
+            ids[i, np.uint64(first)] = 1
             if listed is not None and listed.shape[1] > 1:
                 listed[i, 1] = first
         elif nth == 0:
@@ -595,7 +597,7 @@ def nth_action(S, i, tab, nth, ids, listed=None):
         m += 1
     if second >= 0:
         if ids is not None:
-            ids[i, second] = 1
+            ids[i, np.uint64(second)] = 1
             if listed is not None and listed.shape[1] > 2:
                 listed[i, 2] = second
         elif nth == 1:

@@ -1,5 +1,8 @@
 """Table lookups of the vector kernels: dice states, option rows, option records, roll decoding.
 
+Table positions are computed signed and cast to ``numpy.uint64`` where they index (they are
+never negative): numba checks every signed index for a negative (wraparound) value.
+
 All dice knowledge comes from the flat int64 table ``tab`` built by
 :mod:`greed_env.vector.tables` (layout: the ``T_*`` header slots of
 :mod:`greed_env.vector.layout`): the kernels look up keep options, never score dice.
@@ -7,6 +10,7 @@ All dice knowledge comes from the flat int64 table ``tab`` built by
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from greed_env.vector.jit import kernel
@@ -52,12 +56,12 @@ def row_dice_state(S, i, tab):
 @kernel
 def row_of(tab, d, r):
     """The option row of roll ``r`` in dice state ``d`` (-1: not built)."""
-    base = tab[tab[T_OFF_SBASE] + d]
+    base = tab[np.uint64(tab[T_OFF_SBASE] + d)]
     if base < 0:
         return -1
     if tab[CFG_CARRY] != 0:
-        r -= tab[tab[T_OFF_RSTART] + tab[tab[T_OFF_DSDICE] + d]]
-    return tab[tab[T_OFF_RINDEX] + base + r]
+        r -= tab[np.uint64(tab[T_OFF_RSTART] + tab[np.uint64(tab[T_OFF_DSDICE] + d)])]
+    return tab[np.uint64(tab[T_OFF_RINDEX] + base + r)]
 
 
 @kernel
@@ -80,19 +84,19 @@ def ask_for_row(tab, d, r):
 @kernel
 def n_options(tab, row):
     ost = tab[T_OFF_OSTART]
-    return tab[ost + row + 1] - tab[ost + row]
+    return tab[np.uint64(ost + row + 1)] - tab[np.uint64(ost + row)]
 
 
 @kernel
 def option_records(tab, row):
     """Position in ``tab`` of the first option record of table row ``row``."""
-    return tab[T_OFF_OPT] + tab[tab[T_OFF_OSTART] + row] * OPT_FIELDS
+    return tab[T_OFF_OPT] + tab[np.uint64(tab[T_OFF_OSTART] + row)] * OPT_FIELDS
 
 
 @kernel
 def option_field(tab, rec, j, field):
     """``field`` of option ``j`` of the row whose records start at ``rec``."""
-    return tab[rec + j * OPT_FIELDS + field]
+    return tab[np.uint64(rec + j * OPT_FIELDS + field)]
 
 
 @kernel
@@ -105,21 +109,21 @@ def decode_roll(code, k, tab):
     table of 4-digit codes, whose missing leading digits count as 1s and are taken off again.
     A sorted roll is preceded by the rolls that, with the same dice of every lower face, hold
     more dice of face ``f``: multisets of the ``m - c - 1`` other dice over faces ``f..6``."""
-    c = code
-    high = tab[tab[T_OFF_POW6] + k]
+    c = np.uint64(code)
+    high = np.uint64(tab[np.uint64(tab[T_OFF_POW6] + k)])
     if c >= high:
         c %= high
-    four = tab[T_OFF_FOUR]
+    four = np.uint64(tab[T_OFF_FOUR])
     if k <= 4:
         packed = tab[four + c] - (4 - k)
     else:
-        packed = tab[four + c % 1296] + tab[four + c // 1296] - (8 - k)
+        packed = tab[four + c % np.uint64(1296)] + tab[four + c // np.uint64(1296)] - (8 - k)
     mc = tab[T_OFF_MC]
     rank = 0
     m = k
     for f in range(6):
         n = (packed >> (4 * f)) & 15
         if m > n:
-            rank += tab[mc + (6 - f) * 9 + (m - n - 1)]
+            rank += tab[np.uint64(mc + (6 - f) * 9 + (m - n - 1))]
         m -= n
-    return tab[tab[T_OFF_RSTART] + k] + rank
+    return tab[np.uint64(tab[T_OFF_RSTART] + k)] + rank
