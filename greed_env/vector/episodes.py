@@ -10,7 +10,7 @@ thread scheduling or on how often the buffers are refilled. Rewards: :mod:`greed
 from __future__ import annotations
 
 from greed_env.vector.game import apply_action, apply_roll, legal_action, new_game, random_legal
-from greed_env.vector.jit import kernel
+from greed_env.vector.jit import inlined, kernel
 from greed_env.vector.layout import (
     B_ENTERED,
     B_TURNS,
@@ -54,7 +54,6 @@ from greed_env.vector.layout import (
     STAGE_RESET_ADVANCE,
     STARVED,
 )
-from greed_env.vector.lookup import inlined
 from greed_env.vector.observe import encode_row, mask_and_list_row
 from greed_env.vector.policies import optimal_action, threshold_action
 from greed_env.vector.rewards import score_step, turns_played

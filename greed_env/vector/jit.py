@@ -49,3 +49,7 @@ jit_cache.stamp_group(_GROUP, group_stamp)
 kernel = njit(cache=True, nogil=True, _nrt=False)
 """The decorator of every kernel (they release the GIL, so that :mod:`greed_env.vector.pool`
 runs row ranges of one batch on several threads)."""
+
+inlined = njit(cache=True, nogil=True, _nrt=False, inline="always")
+"""The decorator of the per-row helpers that numba inlines into their callers' IR: a call
+between compiled kernels passes every array as its unpacked fields (seven scalars each)."""

@@ -11,7 +11,6 @@ All dice knowledge comes from the flat int64 table ``tab`` built by
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from greed_env.vector.jit import kernel
 from greed_env.vector.layout import (
@@ -35,10 +34,6 @@ from greed_env.vector.layout import (
     T_OFF_RSTART,
     T_OFF_SBASE,
 )
-
-inlined = njit(cache=True, nogil=True, _nrt=False, inline="always")
-"""The decorator of the per-row helpers that numba inlines into their callers' IR: a call
-between compiled kernels passes every array as its unpacked fields (seven scalars each)."""
 
 
 @kernel

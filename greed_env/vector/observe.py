@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from greed_env.vector.game import can_bank, in_rolloff, nth_action
-from greed_env.vector.jit import kernel
+from greed_env.vector.jit import inlined, kernel
 from greed_env.vector.layout import (
     B_ENTERED,
     B_FIN,
@@ -83,7 +83,6 @@ from greed_env.vector.layout import (
     T_OFF_COUNTS,
     T_OFF_OBS,
 )
-from greed_env.vector.lookup import inlined
 
 
 @kernel

@@ -4,6 +4,7 @@ the duel's share of the pot (what :mod:`greed_env.envs` pays, in batch).
 
 from __future__ import annotations
 
+from greed_env.vector.jit import inlined
 from greed_env.vector.layout import (
     B_SCORE,
     B_TURNS,
@@ -24,7 +25,6 @@ from greed_env.vector.layout import (
     MODE_TURN,
     PH_OVER,
 )
-from greed_env.vector.lookup import inlined
 
 
 @inlined
