@@ -40,6 +40,7 @@ import hashlib
 import itertools
 import pickle
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,32 +79,36 @@ LOST_NODE_TRIES = 3
 # what a level is, per objective
 
 
-class LevelPlan:
+class LevelPlan(ABC):
     """One solve's levels: the arrays, the levels in order, each level's positions (units)
     and their estimated rows, and how a piece of units is solved and written. Sent (pickled)
     to every replica once."""
 
     name = ""
 
+    @abstractmethod
     def arrays(self) -> dict[str, np.ndarray]:
-        raise NotImplementedError
+        """The arrays the levels are solved into (sent to every replica once)."""
 
+    @abstractmethod
     def levels(self) -> list[int]:
-        raise NotImplementedError
+        """The levels, in the order they are solved."""
 
+    @abstractmethod
     def units(self, level: int) -> np.ndarray:
-        raise NotImplementedError
+        """The positions (units) of ``level``."""
 
+    @abstractmethod
     def costs(self, level: int, units: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """The estimated rows of each of ``units``."""
 
+    @abstractmethod
     def solve(self, arrays: dict[str, np.ndarray], level: int, units: np.ndarray) -> dict[str, np.ndarray]:
         """Solve ``units`` of ``level`` in ``arrays`` (in place) and return their values."""
-        raise NotImplementedError
 
+    @abstractmethod
     def write(self, arrays: dict[str, np.ndarray], level: int, units: np.ndarray, out: dict[str, np.ndarray]) -> None:
         """Write the values ``out`` of ``units`` (a piece, or the whole level) into ``arrays``."""
-        raise NotImplementedError
 
 
 def _pairs(target: int, level: int) -> np.ndarray:

@@ -119,7 +119,7 @@ def model_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_export_checks_every_argument_before_writing(
     model_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], match: str
 ) -> None:
-    pytest.importorskip("onnxscript")
+    import onnxscript  # noqa: F401  (the export needs it: the dev extra installs it)
     out = tmp_path / "farkle"
     out.mkdir()
     shutil.copy(SHIPPED.with_suffix(".onnx"), out / "ppo-turn.onnx")
