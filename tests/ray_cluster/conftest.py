@@ -1,14 +1,16 @@
 """A local Ray cluster for the tests of tests/ray_cluster: a head and one worker node on this host
-(127.0.0.1), one CPU and a 150 MB object store each, started once for the session as a user
-starts one (``ray start --head``, ``ray start --address``: ``scripts/local_ray_cluster.py``).
+(127.0.0.1), one CPU and a 150 MB object store each, started once for the module of these tests
+(they are one file) as a user starts one (``ray start --head``, ``ray start --address``: ``scripts/local_ray_cluster.py``).
 
 Bounded in time: the nodes must be up within :data:`START_S` seconds, and a watchdog stops the
 cluster :data:`SESSION_S` seconds after it started, so a test stuck on a Ray call fails instead
 of hanging the suite. Always torn down: the fixture's finalizer ends every process the cluster
 started (and only those), whether the tests passed or not.
 
-The test process itself is a driver of the cluster for the whole session (the API tests reuse
-the connection and its worker processes); ``RAY_ADDRESS`` points command-line tests'
+The test process itself is a driver of the cluster while these tests run (the API tests reuse
+the connection and its worker processes), and disconnects after them: a later test in the same
+xdist worker starts a Ray of its own (tests/train/test_rllib.py), which a driver still
+connected here would refuse; ``RAY_ADDRESS`` points command-line tests'
 ``--address auto`` at this cluster and not at another Ray of the host. Each node compiles
 numba kernels into a cache folder of its own, as each xdist worker does (tests/conftest.py),
 kept between runs whichever xdist worker runs these tests (only one does: they are one file).
@@ -49,7 +51,7 @@ def _node_env(i: int) -> dict[str, str]:
     return {"NUMBA_CACHE_DIR": str(folder)}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
     """The running cluster (``.address``, ``.env``); this process is connected to it."""
     import ray
