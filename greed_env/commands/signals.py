@@ -48,7 +48,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from types import FrameType
+from types import FrameType, ModuleType
 from typing import NoReturn, TextIO
 
 from greed_env import interrupts, progress
@@ -158,14 +158,36 @@ def exit_now(status: int = EXIT_STATUS) -> NoReturn:
     progress.close_display()
     mp = sys.modules.get("multiprocessing")
     if mp is not None:
-        for child in mp.active_children():
-            with contextlib.suppress(Exception):
-                child.terminate()
+        _end_children(mp)
         _release_semaphores()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(status)
+
+
+def _end_children(mp: ModuleType) -> None:
+    """Terminate the worker processes, after telling the pools' worker handlers to stop: a
+    handler replaces a worker that ended (``Pool._maintain_pool``), and a replacement started
+    just before ``os._exit`` finds its parent gone while it reads its start-up data and prints
+    a traceback (``EOFError: Ran out of input``) after 'interrupted'."""
+    pool = sys.modules.get("multiprocessing.pool")
+    handlers: list[threading.Thread] = []
+    if pool is not None:
+        handle = pool.Pool._handle_workers.__func__  # a classmethod: each access binds anew
+        for thread in threading.enumerate():
+            if getattr(getattr(thread, "_target", None), "__func__", None) is handle:
+                thread._state = pool.TERMINATE  # type: ignore[attr-defined]
+                handlers.append(thread)
+    for child in mp.active_children():
+        with contextlib.suppress(Exception):
+            child.terminate()
+    for thread in handlers:  # a handler wakes as its workers end, and leaves its loop
+        if thread is not threading.current_thread():
+            thread.join(timeout=1.0)
+    for child in mp.active_children():  # one started before its handler saw the stop
+        with contextlib.suppress(Exception):
+            child.terminate()
 
 
 def _release_semaphores() -> None:

@@ -336,3 +336,24 @@ def test_workers_end_when_their_parent_is_killed() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_ending_at_once_leaves_no_replacement_workers() -> None:
+    """A pool replaces a worker that ended; the workers exit_now ends must stay ended (a
+    replacement started just before the process goes finds its parent gone and prints a
+    traceback): after ending them, no child process is running, even a moment later."""
+    code = textwrap.dedent("""
+        import multiprocessing as mp
+        import os
+        import time
+        from greed_env.commands.signals import _end_children
+        if __name__ == "__main__":
+            pool = mp.get_context("spawn").Pool(2)
+            pool.map(abs, [1, 2])
+            _end_children(mp)
+            time.sleep(0.5)
+            print(len(mp.active_children()), flush=True)
+            os._exit(0)  # as exit_now does: the pool's own finalizer is not run
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout.strip()) == (0, "0"), r.stderr
