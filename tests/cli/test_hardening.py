@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -264,12 +265,9 @@ def test_the_progress_line_shows_the_estimate(cache: Path) -> None:
 
 
 def test_the_train_extra_installs_onnxruntime() -> None:
-    if sys.version_info < (3, 11):
-        pytest.skip("tomllib is Python 3.11+")
-    import tomllib
-
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    assert any(dep.startswith("onnxruntime") for dep in extras["train"])
+    text = (ROOT / "pyproject.toml").read_text()
+    train = re.search(r"^train = \[(.*?)\]$", text, re.M | re.S)
+    assert train and re.search(r'"onnxruntime\b', train.group(1)), "the train extra must list onnxruntime"
 
 
 def test_shipped_onnx_bots_play_and_without_onnxruntime_one_line_says_so(

@@ -139,7 +139,6 @@ def _tiny_model(path: Path, nodes: list[Any], inputs: list[str], outputs: list[s
 
 
 def test_what_it_cannot_run_is_refused_by_name(tmp_path: Path, run_node: Callable[..., Any]) -> None:
-    pytest.importorskip("onnx")
     from onnx import TensorProto, helper
 
     weights = helper.make_tensor("w", TensorProto.FLOAT, [4], [1.0, 2.0, 3.0, 4.0])
