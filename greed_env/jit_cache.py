@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from numba.core import caching
 
-__all__ = ["file_digest", "stamp_group", "stamp_of"]
+__all__ = ["file_digest", "module_group", "stamp_group", "stamp_of"]
 
 _STAMPS: dict[str, Callable[[], Any]] = {}
 """Resolved path of a grouped file -> its group's stamp."""
@@ -40,6 +41,20 @@ def stamp_group(paths: Iterable[Path], stamp: Callable[[], Any]) -> None:
     _install_locators()
     for path in paths:
         _STAMPS[str(Path(path).resolve())] = stamp
+
+
+def module_group(folder: Path, modules: Iterable[str], extra: Callable[[], bytes] = bytes) -> Callable[[], str]:
+    """Register the modules ``folder/NAME.py`` as one group stamped by the digest of their
+    sources and ``extra()`` (read when first asked, then kept); returns that stamp."""
+    paths = frozenset(Path(folder) / f"{name}.py" for name in modules)
+
+    @lru_cache(maxsize=1)
+    def group_stamp() -> str:
+        """Digest of the group's sources (and its extra bytes)."""
+        return file_digest(paths, extra())
+
+    stamp_group(paths, group_stamp)
+    return group_stamp
 
 
 def stamp_of(path: str | Path) -> Callable[[], Any] | None:

@@ -9,7 +9,6 @@ kernel module, so every kernel's cache entry carries one digest of all of them.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 from greed_env import jit_cache
@@ -28,14 +27,5 @@ KERNEL_MODULES = (
 )
 """The modules of :mod:`greed_env.solver` that define or inline numba kernels."""
 
-_HERE = Path(__file__).resolve().parent
-_GROUP = frozenset(_HERE / f"{name}.py" for name in KERNEL_MODULES)
-
-
-@lru_cache(maxsize=1)
-def group_stamp() -> str:
-    """Digest of the solver's kernel modules' sources."""
-    return jit_cache.file_digest(_GROUP)
-
-
-jit_cache.stamp_group(_GROUP, group_stamp)
+group_stamp = jit_cache.module_group(Path(__file__).resolve().parent, KERNEL_MODULES)
+"""Digest of the solver's kernel modules' sources."""

@@ -12,7 +12,6 @@ recompiles all of them.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 from numba import njit
@@ -34,17 +33,12 @@ KERNEL_MODULES = (
 )
 """The modules of :mod:`greed_env.vector` whose kernels share a cache stamp."""
 
-_HERE = Path(__file__).resolve().parent
-_GROUP = frozenset(_HERE / f"{name}.py" for name in KERNEL_MODULES)
-
-
-@lru_cache(maxsize=1)
-def group_stamp() -> str:
-    """Digest of the kernel modules' sources and the layout constants."""
-    return jit_cache.file_digest(_GROUP, repr(sorted(layout.constants().items())).encode())
-
-
-jit_cache.stamp_group(_GROUP, group_stamp)
+group_stamp = jit_cache.module_group(
+    Path(__file__).resolve().parent,
+    KERNEL_MODULES,
+    lambda: repr(sorted(layout.constants().items())).encode(),
+)
+"""Digest of the kernel modules' sources and the layout constants."""
 
 kernel = njit(cache=True, nogil=True, _nrt=False)
 """The decorator of every kernel (they release the GIL, so that :mod:`greed_env.vector.pool`
